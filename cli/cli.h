@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef NOPLAB_CLI_H
+#define NOPLAB_CLI_H
+
+/* The front end: the only place that prints results or exits. */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "noplab/diag.h"
+
+/* Exit statuses, documented in README.md */
+enum nl_exit {
+	NL_EXIT_OK = 0,
+	NL_EXIT_FINDINGS = 1,	/* findings, rule violations, verify disagreements */
+	NL_EXIT_USAGE = 2,
+	NL_EXIT_INPUT = 3,	/* an input file is missing, unreadable or malformed */
+	NL_EXIT_ENV = 4,	/* the measurement environment is unusable */
+};
+
+struct cli_cmd {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv);
+};
+
+/* Map a library error to an exit status. */
+int cli_exit_for(int err);
+
+/* Print "noplab <cmd>: <what>: <diag or strerror>" to stderr; returns the exit status. */
+int cli_error(const char *cmd, const char *what, int err, const struct nl_diag *d);
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The diag sink that prints warnings to stderr as "noplab <cmd>: warning: ..." */
+void cli_diag_init(struct nl_diag *d, const char *cmd, bool verbose);
+
+/* A JSON document with the common header: tool, version, command. */
+json_t *cli_json_doc(const char *command);
+/* Write the document to path, or stdout when path is NULL or "-"; steals doc. */
+int cli_json_write(json_t *doc, const char *path, const char *cmd);
+
+char *cli_hex(const uint8_t *p, size_t len, char *buf, size_t size);
+/* 1234567 -> "1,234,567" */
+char *cli_thousands(uint64_t v, char *buf, size_t size);
+
+int cmd_nops(int argc, char **argv);
+int cmd_cpu(int argc, char **argv);
+
+#endif
