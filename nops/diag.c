@@ -16,6 +16,7 @@ void nl_diag_init(struct nl_diag *d)
 	d->verbosity = NL_LOG_WARN;
 }
 
+__attribute__((format(printf, 4, 0)))
 static int vfail(struct nl_diag *d, int err, bool with_errno, const char *fmt, va_list ap)
 {
 	if (!d)
