@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode_priv.h"
 #include "noplab/insn.h"
 
 struct nl_decoder {
@@ -72,47 +73,6 @@ static unsigned count_prefixes(const uint8_t *b, unsigned len, enum nl_mode mode
 	return n;
 }
 
-/* Relative branch displacement from the encoding: e8/e9/eb/7x/e0-e3/0f 8x. */
-static bool direct_target(const uint8_t *b, unsigned len, unsigned op, uint64_t addr,
-			  uint64_t *target)
-{
-	int64_t rel;
-
-	if (op >= len)
-		return false;
-	switch (b[op]) {
-	case 0xe8: case 0xe9:
-		if (len - op == 5) {
-			rel = (int32_t)((uint32_t)b[op + 1] | (uint32_t)b[op + 2] << 8 |
-					(uint32_t)b[op + 3] << 16 | (uint32_t)b[op + 4] << 24);
-			break;
-		}
-		if (len - op == 3) {	/* operand-size prefix in 32-bit mode: rel16 */
-			rel = (int16_t)(b[op + 1] | b[op + 2] << 8);
-			break;
-		}
-		return false;
-	case 0xeb: case 0xe0: case 0xe1: case 0xe2: case 0xe3:
-		rel = (int8_t)b[op + 1];
-		break;
-	case 0x0f:
-		if (op + 1 < len && (b[op + 1] & 0xf0) == 0x80 && len - op == 6) {
-			rel = (int32_t)((uint32_t)b[op + 2] | (uint32_t)b[op + 3] << 8 |
-					(uint32_t)b[op + 4] << 16 | (uint32_t)b[op + 5] << 24);
-			break;
-		}
-		return false;
-	default:
-		if ((b[op] & 0xf0) == 0x70) {
-			rel = (int8_t)b[op + 1];
-			break;
-		}
-		return false;
-	}
-	*target = addr + len + (uint64_t)rel;
-	return true;
-}
-
 static enum nl_insn_class classify(unsigned id)
 {
 	switch (id) {
@@ -146,6 +106,16 @@ static bool is_fusible(unsigned id)
 	return false;
 }
 
+/* The tttn condition of a jcc encoding (7x rel8, 0f 8x rel32); -1 for jcxz/loop. */
+static int jcc_cond(const uint8_t *b, unsigned len, unsigned op)
+{
+	if (op < len && (b[op] & 0xf0) == 0x70)
+		return b[op] & 0x0f;
+	if (op + 1 < len && b[op] == 0x0f && (b[op + 1] & 0xf0) == 0x80)
+		return b[op + 1] & 0x0f;
+	return -1;
+}
+
 int nl_decode(struct nl_decoder *dec, const uint8_t *p, size_t avail, uint64_t addr,
 	      struct nl_insn *out)
 {
@@ -153,6 +123,12 @@ int nl_decode(struct nl_decoder *dec, const uint8_t *p, size_t avail, uint64_t a
 	size_t size = avail;
 	uint64_t a = addr;
 
+	if (dec->flags & NL_DEC_QUICK) {
+		int n = nl_decode_quick(dec->mode, p, avail, addr, out);
+
+		if (n > 0)
+			return n;
+	}
 	if (!cs_disasm_iter(dec->handle, &code, &size, &a, dec->insn))
 		return -NL_E_DECODE;
 
@@ -166,9 +142,12 @@ int nl_decode(struct nl_decoder *dec, const uint8_t *p, size_t avail, uint64_t a
 	out->cls = classify(in->id);
 	out->fusible = is_fusible(in->id);
 	op = out->nr_prefixes;
+	out->fuse = out->fusible ? (uint8_t)nl_fuse_kind(in->bytes, in->size, op, dec->mode)
+				 : NL_FUSE_NONE;
+	out->cond = out->cls == NL_INSN_JUMP_COND ? (int8_t)jcc_cond(in->bytes, in->size, op) : -1;
 	out->has_target = false;
 	if (out->cls == NL_INSN_JUMP || out->cls == NL_INSN_CALL || out->cls == NL_INSN_JUMP_COND) {
-		out->has_target = direct_target(in->bytes, in->size, op, addr, &out->target);
+		out->has_target = nl_direct_target(in->bytes, in->size, op, addr, &out->target);
 		if (!out->has_target && out->cls == NL_INSN_JUMP)
 			out->cls = NL_INSN_JUMP_INDIRECT;
 		else if (!out->has_target && out->cls == NL_INSN_CALL)

@@ -50,5 +50,12 @@ int cmd_nops(int argc, char **argv);
 int cmd_cpu(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_scan(int argc, char **argv);
+int cmd_layout(int argc, char **argv);
+
+/* noplab layout --svg: the address map (cli/render_layout_svg.c, cairo). */
+struct nl_layout;
+int cli_render_layout_svg(const struct nl_layout *lay, const char *path, const char *title,
+			  struct nl_diag *d);
 
 #endif

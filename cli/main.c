@@ -11,6 +11,8 @@ static const struct cli_cmd commands[] = {
 	{ "cpu", "identify the CPU, its L1i/iTLB, the kernel's NOP choice, counters", cmd_cpu },
 	{ "stat", "count a command like perf stat: dry runs, no multiplexing, saved runs", cmd_stat },
 	{ "diff", "compare two stat/bench/perf stat results: Welch's test and a verdict", cmd_diff },
+	{ "scan", "ftrace sites, entry decorations, padding and alignment in ELF files", cmd_scan },
+	{ "layout", "where .entry.text and friends sit: lines, pages, neighbours, rules, JCC", cmd_layout },
 };
 
 static void usage(FILE *f)

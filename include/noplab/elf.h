@@ -65,6 +65,8 @@ struct nl_elf {
 	struct nl_symbol *symbols;	/* .symtab, else .dynsym, plus --symbols entries */
 	size_t nr_symbols;
 	const char *symbol_source;	/* ".symtab", ".dynsym", "System.map", ... */
+	uint64_t file_size;		/* bytes of the ELF image (after decompression) */
+	const char *compression;	/* "xz", "zstd", "gzip", or NULL for a plain file */
 
 	struct nl_elf_private *priv;	/* libelf handle, mapping, reloc index */
 };
@@ -98,6 +100,23 @@ const struct nl_reloc *nl_section_relocs(const struct nl_elf *elf, const struct 
 const struct nl_reloc *nl_find_reloc_in(const struct nl_elf *elf, const struct nl_section *sec,
 					uint64_t offset, uint64_t len);
 
+/*
+ * Dynamic relocations of a linked file (.rela.dyn, .rela.plt, .rel.*): the
+ * address each one writes (a GOT slot for GLOB_DAT/JUMP_SLOT) and the name of
+ * its .dynsym symbol (version suffix not included; "" for none).  This is how
+ * calls through the PLT or the GOT to glibc's __fentry__/mcount are named.
+ * The array belongs to the caller (free()); names point into the file image.
+ */
+struct nl_dynreloc {
+	uint64_t addr;
+	unsigned type;		/* R_X86_64_* or R_386_* */
+	int64_t addend;
+	const char *name;
+};
+
+int nl_elf_dynrelocs(const struct nl_elf *elf, struct nl_dynreloc **out, size_t *nr,
+		     struct nl_diag *d);
+
 /* Bytes at a virtual address, with how many are readable there; NULL if none. */
 const uint8_t *nl_elf_bytes_at(const struct nl_elf *elf, uint64_t addr, uint64_t *avail);
 
@@ -109,11 +128,16 @@ struct nl_func {
 	uint64_t addr;
 	uint64_t size;
 	bool size_inferred;	/* size-0 or NOTYPE text symbol: ends at the next symbol */
+	struct nl_symbol *prefix; /* __pfx_<name> / __cfi_<name> ending at addr, or NULL */
 };
 
 /*
  * Function list of the executable sections, sorted by address, aliases
  * (several symbols at one address) folded into the first global name.
+ * __pfx_ and __cfi_ symbols are decorations, not functions: they appear as
+ * the prefix of the function they precede.  Size-0 and NOTYPE symbols that
+ * lie inside a sized function are labels, not functions; section markers
+ * (_stext, __entry_text_start, __start_*, ...) are skipped.
  * The array belongs to the caller (free()).
  */
 int nl_elf_functions(const struct nl_elf *elf, struct nl_func **out, size_t *nr,

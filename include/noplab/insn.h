@@ -28,6 +28,18 @@ enum nl_insn_class {
 	NL_INSN_PAUSE,
 };
 
+/*
+ * What a fusible instruction is, for the macro-fusion rules (Intel Sandy
+ * Bridge and later; LLVM's X86 classifyFirstOpcodeInMacroFusion): which
+ * condition codes it fuses with depends on the kind.
+ */
+enum nl_fuse_kind {
+	NL_FUSE_NONE,
+	NL_FUSE_TEST_AND,	/* test, and: every jcc */
+	NL_FUSE_CMP_ADD_SUB,	/* cmp, add, sub: not jo/jno/js/jns/jp/jnp */
+	NL_FUSE_INC_DEC,	/* inc, dec: only je/jne/jl/jge/jle/jg */
+};
+
 struct nl_insn {
 	uint64_t addr;
 	uint8_t len;
@@ -35,6 +47,10 @@ struct nl_insn {
 	enum nl_insn_class cls;
 	bool has_target;	/* a direct branch or call with a known target */
 	bool fusible;		/* cmp/test/add/sub/and/inc/dec: may macro-fuse with a jcc */
+	uint8_t fuse;		/* enum nl_fuse_kind: NONE for forms that never fuse (memory
+				 * destination of add/sub/and/inc/dec, memory+immediate,
+				 * RIP-relative), even when fusible is set */
+	int8_t cond;		/* jcc (7x, 0f 8x) condition code 0..15, else -1 */
 	uint64_t target;
 	unsigned id;		/* decoder's instruction id, for tests and text only */
 	char text[64];		/* "mnemonic operands" when NL_DEC_TEXT was asked for */
@@ -42,7 +58,16 @@ struct nl_insn {
 
 struct nl_decoder;
 
-enum nl_decoder_flags { NL_DEC_TEXT = 1 };
+enum nl_decoder_flags {
+	NL_DEC_TEXT = 1,
+	/*
+	 * Lengths and branch classes from opcode tables where they are certain,
+	 * Capstone otherwise: several times faster, for passes that need every
+	 * length but few classes (the JCC audit).  Then id and text are 0/"", and
+	 * classes other than jumps, calls and returns may read NL_INSN_OTHER.
+	 */
+	NL_DEC_QUICK = 2,
+};
 
 int nl_decoder_open(enum nl_mode mode, unsigned flags, struct nl_decoder **out,
 		    struct nl_diag *d);
