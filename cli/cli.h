@@ -48,6 +48,7 @@ char *cli_thousands(uint64_t v, char *buf, size_t size);
 
 int cmd_nops(int argc, char **argv);
 int cmd_cpu(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_scan(int argc, char **argv);

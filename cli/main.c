@@ -9,6 +9,7 @@
 static const struct cli_cmd commands[] = {
 	{ "nops", "list and verify the x86 NOP catalogue", cmd_nops },
 	{ "cpu", "identify the CPU, its L1i/iTLB, the kernel's NOP choice, counters", cmd_cpu },
+	{ "bench", "measure NOP encodings and code layout in generated code, with verdicts", cmd_bench },
 	{ "stat", "count a command like perf stat: dry runs, no multiplexing, saved runs", cmd_stat },
 	{ "diff", "compare two stat/bench/perf stat results: Welch's test and a verdict", cmd_diff },
 	{ "scan", "ftrace sites, entry decorations, padding and alignment in ELF files", cmd_scan },
