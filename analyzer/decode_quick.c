@@ -250,6 +250,9 @@ int nl_decode_quick(enum nl_mode mode, const uint8_t *p, size_t avail, uint64_t 
 	bool opsize = false, adsize = false, rex_w = false, rip = false;
 	unsigned i = 0, mandatory = 0, npfx;
 	uint8_t op, flags;
+	/* declared before the 0f path's goto, which skips their assignments */
+	uint8_t modrm = 0;
+	unsigned ext = 0;
 	size_t len;
 
 	/* prefixes; a REX counts only right before the opcode */
@@ -347,9 +350,6 @@ int nl_decode_quick(enum nl_mode mode, const uint8_t *p, size_t avail, uint64_t 
 	if ((flags & X) || (m64 && (flags & X64)))
 		return 0;
 	len = i;
-	uint8_t modrm = 0;
-	unsigned ext = 0;
-
 	if (flags & M) {
 		unsigned ml = modrm_len(p + i, avail - i, &rip);
 

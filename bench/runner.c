@@ -174,7 +174,7 @@ static int measured_run(const struct nl_runner_opts *o, const struct nl_event_li
 			const struct nl_pass *pass, struct nl_stat_run *run, struct nl_diag *d)
 {
 	struct nl_group_opts go = { .cpu = -1, .inherit = true, .enable_on_exec = true };
-	int gop[2], err[2], ret, e, status;
+	int gop[2], err[2], ret, e, status = 0;
 	struct nl_group g;
 	double t0, t1;
 	pid_t pid;
