@@ -53,6 +53,8 @@ int cmd_stat(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_layout(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* noplab layout --svg: the address map (cli/render_layout_svg.c, cairo). */
 struct nl_layout;

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "noplab/bench.h"
 #include "noplab/clock.h"
+#include "plot.h"
 
 static void bench_usage(FILE *f)
 {
@@ -65,6 +66,8 @@ static void bench_usage(FILE *f)
 "\n"
 "Output:\n"
 "  --json            JSON on stdout;  -o FILE  JSON to FILE (the text still prints)\n"
+"  --plot FILE       the charts too: FILE.svg, FILE.png or FILE.pdf (noplab plot draws\n"
+"                    them again from a saved -o FILE)\n"
 "\n"
 "Figures name their source: hw (PMU counter), tsc (time stamp counter; cycles from\n"
 "tsc are ticks scaled by the core/TSC clock ratio a 1-cycle add chain measures\n"
@@ -75,6 +78,7 @@ struct bench_cli {
 	struct nl_bench_opts o;
 	bool json;
 	const char *output;
+	const char *plot;	/* --plot FILE */
 	/* progress */
 	bool tty;
 	uint64_t t0, last;
@@ -572,7 +576,7 @@ enum {
 	OPT_ENTRY = 256, OPT_FUNCS, OPT_BYTES, OPT_ALIGN, OPT_OFFSET, OPT_STRIDE, OPT_FILL,
 	OPT_DRIVER, OPT_ORDER, OPT_SEED, OPT_ENDBR, OPT_COLD, OPT_WARMUP, OPT_INNER, OPT_SAMPLE,
 	OPT_CPU, OPT_SIM, OPT_EMIT, OPT_BASELINE, OPT_THRESHOLD, OPT_PLACEMENT, OPT_PAGES,
-	OPT_VALGRIND, OPT_CANDIDATES,
+	OPT_VALGRIND, OPT_CANDIDATES, OPT_PLOT,
 };
 
 int cmd_bench(int argc, char **argv)
@@ -606,6 +610,7 @@ int cmd_bench(int argc, char **argv)
 		{ "candidates", required_argument, NULL, OPT_CANDIDATES },
 		{ "json", no_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -745,6 +750,12 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case 'j': c.json = true; break;
 		case 'o': c.output = optarg; break;
+		case OPT_PLOT:
+			/* a bad name is a usage error now, not after the measurement */
+			if (cli_plot_check_path(optarg, &diag))
+				return cli_usage_error("bench", "--plot: %s", diag.msg);
+			c.plot = optarg;
+			break;
 		case 'h': bench_usage(stdout); return NL_EXIT_OK;
 		default: bench_usage(stderr); return NL_EXIT_USAGE;
 		}
@@ -831,6 +842,15 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (!err && c.output)
 		err = cli_json_write(bench_json(&b), c.output, "bench");
+	if (!err && c.plot) {
+		/* drawn from the same document -o writes, so noplab plot redraws it alike */
+		json_t *doc = bench_json(&b);
+		int perr = cli_plot_bench(doc, c.plot, &diag);
+
+		json_decref(doc);
+		if (perr)
+			err = cli_error("bench", c.plot, perr, &diag);
+	}
 	nl_bench_free(&b);
 	return err;
 }

@@ -14,6 +14,8 @@ static const struct cli_cmd commands[] = {
 	{ "diff", "compare two stat/bench/perf stat results: Welch's test and a verdict", cmd_diff },
 	{ "scan", "ftrace sites, entry decorations, padding and alignment in ELF files", cmd_scan },
 	{ "layout", "where .entry.text and friends sit: lines, pages, neighbours, rules, JCC", cmd_layout },
+	{ "plot", "charts of a bench result: SVG, PNG or PDF", cmd_plot },
+	{ "report", "bench and stat results as one self-contained HTML page, with diffs", cmd_report },
 };
 
 static void usage(FILE *f)
