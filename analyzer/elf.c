@@ -148,6 +148,14 @@ static int read_sections(struct nl_elf *elf, const uint8_t *buf, size_t size, st
 			s->data = buf + s->sh.sh_offset;
 			s->size = s->sh.sh_size;
 		}
+		/*
+		 * The gABI forbids compressing what is loaded: the bytes would be a
+		 * Chdr and a deflate stream, not the code or data the checks read.
+		 */
+		if ((s->sh.sh_flags & SHF_ALLOC) && (s->sh.sh_flags & SHF_COMPRESSED))
+			return nl_fail(d, -NL_E_FORMAT,
+				       "section %zu (%s): SHF_COMPRESSED on an allocated section", i,
+				       s->name);
 		s->exec = (s->sh.sh_flags & SHF_EXECINSTR) && s->data &&
 			  !(s->sh.sh_flags & SHF_COMPRESSED);
 	}
@@ -290,6 +298,32 @@ static struct nl_section *find_symtab(const struct nl_elf *elf)
 	return dyn;
 }
 
+/*
+ * A function must lie inside the section it names: the checks take a
+ * function's bytes from that section and its size as the extent to decode.
+ * Only code in allocated sections is read.  A symbol at the very end, sized
+ * 0, is legal (end markers); data and NOTYPE symbols are not checked, as
+ * ld gives linker-script symbols (_end, __bss_stop) the nearest section
+ * even when the value lies past it.
+ */
+static int check_func_extent(const struct nl_elf *elf, const struct nl_symbol *s,
+			     struct nl_diag *d)
+{
+	const struct nl_section *sec = s->sec;
+	uint64_t start = elf->is_rel ? 0 : sec->sh.sh_addr;
+
+	if ((s->type != STT_FUNC && s->type != STT_GNU_IFUNC) || !(sec->sh.sh_flags & SHF_ALLOC))
+		return 0;
+	if (s->sym.st_value >= start &&
+	    fits(s->sym.st_value - start, s->sym.st_size, sec->sh.sh_size))
+		return 0;
+	return nl_fail(d, -NL_E_FORMAT,
+		       "symbol %u (%s): 0x%llx+0x%llx lies outside section %u (%s) at 0x%llx+0x%llx",
+		       s->idx, s->name, (unsigned long long)s->sym.st_value,
+		       (unsigned long long)s->sym.st_size, sec->idx, sec->name,
+		       (unsigned long long)start, (unsigned long long)sec->sh.sh_size);
+}
+
 static int read_symbols(struct nl_elf *elf, struct nl_diag *d)
 {
 	struct nl_section *st = find_symtab(elf);
@@ -298,6 +332,7 @@ static int read_symbols(struct nl_elf *elf, struct nl_diag *d)
 	Elf_Data *data, *xdata = NULL;
 	const struct nl_section *str, *xs = NULL;
 	size_t nr;
+	int err;
 
 	if (!st) {
 		elf->symbol_source = "none";
@@ -335,6 +370,10 @@ static int read_symbols(struct nl_elf *elf, struct nl_diag *d)
 				       xs->name, elf_errmsg(-1));
 	}
 
+	if (nr > elf->priv->max_records)
+		return nl_fail(d, -NL_E_LIMIT, "section %u (%s): %zu symbols, more than the cap of "
+			       "%llu records (--max-records)", st->idx, st->name, nr,
+			       (unsigned long long)elf->priv->max_records);
 	elf->symbols = calloc(nr ? nr : 1, sizeof(*elf->symbols));
 	if (!elf->symbols)
 		return nl_fail_errno(d, -ENOMEM, "%zu symbols", nr);
@@ -352,7 +391,13 @@ static int read_symbols(struct nl_elf *elf, struct nl_diag *d)
 				       st->idx, st->name, i, elf_errmsg(-1));
 		}
 		s->idx = (unsigned)i;
-		s->name = s->sym.st_name < str->size ? (const char *)str->data + s->sym.st_name : "";
+		/* like an unterminated table: a broken file, not a nameless symbol */
+		if (s->sym.st_name >= str->size)
+			return nl_fail(d, -NL_E_FORMAT,
+				       "symbol %zu: name offset %u past string table %u (%s) of %llu bytes",
+				       i, s->sym.st_name, str->idx, str->name,
+				       (unsigned long long)str->size);
+		s->name = (const char *)str->data + s->sym.st_name;
 		s->type = GELF_ST_TYPE(s->sym.st_info);
 		s->bind = GELF_ST_BIND(s->sym.st_info);
 		s->size = s->sym.st_size;
@@ -372,6 +417,8 @@ static int read_symbols(struct nl_elf *elf, struct nl_diag *d)
 				       i, s->name, shndx);
 		s->sec = &elf->sections[shndx];
 		s->addr = elf->is_rel ? s->sec->addr + s->sym.st_value : s->sym.st_value;
+		if ((err = check_func_extent(elf, s, d)))
+			return err;
 	}
 	elf->nr_symbols = nr;
 	elf->symbol_source = st->sh.sh_type == SHT_SYMTAB ? ".symtab" : ".dynsym";
@@ -411,6 +458,10 @@ static int add_symfile(struct nl_elf *elf, const char *path, struct nl_diag *d)
 			       path);
 	if (!sf->nr)
 		return nl_fail(d, -NL_E_FORMAT, "%s: no symbols", path);
+	if (sf->nr > elf->priv->max_records - elf->nr_symbols)
+		return nl_fail(d, -NL_E_LIMIT, "%s: %zu symbols after the file's %zu: more than the "
+			       "cap of %llu records (--max-records)", path, sf->nr, elf->nr_symbols,
+			       (unsigned long long)elf->priv->max_records);
 	ns = realloc(elf->symbols, (elf->nr_symbols + sf->nr) * sizeof(*ns));
 	if (!ns)
 		return nl_fail_errno(d, -ENOMEM, "%s: symbols", path);
@@ -443,9 +494,31 @@ static int add_symfile(struct nl_elf *elf, const char *path, struct nl_diag *d)
 
 /* ---- relocations (ET_REL) ---- */
 
+/*
+ * Types some x86 / x86-64 ABI defines, as binutils knows them: x86-64 0..51
+ * (41..42 GOTPCRELX, 43..51 the APX CODE_4/5/6 forms of binutils 2.43+),
+ * i386 0..11 and 14..43 (12 and 13 were never assigned), and for both the
+ * GNU vtable markers 250 and 251.  Anything else means a corrupt table: no
+ * linker would know what to patch, and neither would a check reading the
+ * field it names.
+ */
+#define R_GNU_VTINHERIT 250
+#define R_GNU_VTENTRY 251
+
+static bool known_reloc_type(enum nl_mode mode, unsigned type)
+{
+	if (type == R_GNU_VTINHERIT || type == R_GNU_VTENTRY)
+		return true;
+	if (mode == NL_MODE_64)
+		return type <= 51;
+	return type <= R_386_32PLT || (type >= R_386_TLS_TPOFF && type <= 43);
+}
+
 /* Bytes a relocation patches, so that "inside the section" can be checked. */
 static unsigned reloc_width(enum nl_mode mode, unsigned type)
 {
+	if (type == R_GNU_VTINHERIT || type == R_GNU_VTENTRY)
+		return 0;	/* markers for the linker's vtable GC: they patch nothing */
 	if (mode == NL_MODE_64) {
 		switch (type) {
 		case R_X86_64_NONE: case R_X86_64_TLSDESC_CALL: return 0;
@@ -459,11 +532,11 @@ static unsigned reloc_width(enum nl_mode mode, unsigned type)
 		case R_X86_64_IRELATIVE: case R_X86_64_RELATIVE64:
 			return 8;
 		case R_X86_64_TLSDESC: return 16;
-		default: return type <= 42 ? 4 : 1;
+		default: return type <= 51 ? 4 : 1;	/* 43..51: 32-bit APX GOT forms */
 		}
 	}
 	switch (type) {
-	case R_386_NONE: return 0;
+	case R_386_NONE: case R_386_TLS_DESC_CALL: return 0;
 	case R_386_8: case R_386_PC8: return 1;
 	case R_386_16: case R_386_PC16: return 2;
 	default: return type <= 43 ? 4 : 1;
@@ -547,6 +620,10 @@ static int read_relocs(struct nl_elf *elf, struct nl_diag *d)
 		p->relocs[s->sh.sh_info].nr += s->size / want;
 		total += s->size / want;
 	}
+	if (total > p->max_records - elf->nr_symbols)
+		return nl_fail(d, -NL_E_LIMIT, "%zu relocations and %zu symbols: more than the cap "
+			       "of %llu records (--max-records)", total, elf->nr_symbols,
+			       (unsigned long long)p->max_records);
 	p->reloc_store = calloc(total ? total : 1, sizeof(*p->reloc_store));
 	fill = calloc(elf->nr_sections, sizeof(*fill));
 	if (!p->reloc_store || !fill) {
@@ -601,6 +678,13 @@ static int read_relocs(struct nl_elf *elf, struct nl_diag *d)
 			r->offset = r->rela.r_offset;
 			r->type = (unsigned)GELF_R_TYPE(r->rela.r_info);
 			symi = GELF_R_SYM(r->rela.r_info);
+			if (!known_reloc_type(elf->mode, r->type)) {
+				err = nl_fail(d, -NL_E_FORMAT,
+					      "section %zu (%s): relocation %zu has unknown type %u (no %s ABI defines it)",
+					      i, s->name, k, r->type,
+					      elf->mode == NL_MODE_64 ? "x86-64" : "i386");
+				break;
+			}
 			width = reloc_width(elf->mode, r->type);
 			if (symi >= p->nr_elf_symbols) {
 				err = nl_fail(d, -NL_E_FORMAT,
@@ -639,6 +723,7 @@ static int open_image(struct nl_elf *elf, const struct nl_elf_opts *opts, struct
 	size_t size = p->blob.size;
 	int err;
 
+	p->max_records = opts && opts->max_records ? opts->max_records : NL_ELF_MAX_RECORDS;
 	elf->file_size = size;
 	elf->compression = p->blob.comp == NL_COMP_NONE ? NULL : nl_compression_name(p->blob.comp);
 	if ((err = check_ident(buf, size, d)))

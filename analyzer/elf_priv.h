@@ -30,6 +30,7 @@ struct nl_elf_private {
 	size_t hash_mask;
 	struct nl_symfile *symfile;	/* owns the names of --symbols entries */
 	size_t nr_elf_symbols;		/* symbols[0 .. this) come from the ELF file */
+	uint64_t max_records;		/* symbols + relocations allowed (nl_elf_opts) */
 };
 
 #endif

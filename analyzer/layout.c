@@ -144,17 +144,55 @@ static int build_funcs(struct nl_layout *lay, struct nl_diag *d)
 	return 0;
 }
 
+/* to = a - b, field by field: a range of bins from two prefix sums */
+static void counts_sub(struct nl_jcc_counts *to, const struct nl_jcc_counts *a,
+		       const struct nl_jcc_counts *b)
+{
+	to->units = a->units - b->units;
+	to->fused = a->fused - b->fused;
+	to->affected = a->affected - b->affected;
+	for (int k = 0; k < NL_JCC_NR_KINDS; k++) {
+		to->kind_units[k] = a->kind_units[k] - b->kind_units[k];
+		to->kind_affected[k] = a->kind_affected[k] - b->kind_affected[k];
+	}
+}
+
+/*
+ * Running sums over the bins, so that any range of bins costs one
+ * subtraction: nested extents (every function reaching the end of the
+ * section, as a hostile or broken .size gives) would otherwise make the
+ * per-function figures quadratic in the number of functions.
+ */
+static int build_jcc_cum(struct nl_layout *lay, struct nl_diag *d)
+{
+	size_t n = lay->jcc.nr_bins;
+	struct nl_jcc_counts *cum = calloc(n + 1, sizeof(*cum));
+
+	if (!cum)
+		return nl_fail_errno(d, -ENOMEM, "jcc: %zu bins", n);
+	for (size_t b = 0; b < n; b++) {
+		cum[b + 1] = cum[b];
+		nl_jcc_counts_add(&cum[b + 1], &lay->jcc.bins[b]);
+	}
+	lay->jcc_cum = cum;
+	return 0;
+}
+
 void nl_layout_jcc_in(const struct nl_layout *lay, uint64_t start, uint64_t end,
 		      struct nl_jcc_counts *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (!lay->jcc_done || end <= start)
+	if (!lay->jcc_done || !lay->jcc_cum || end <= start || !lay->jcc.nr_bins)
 		return;
+	/* bins[0] lies before cuts[0], bins[i + 1] is [cuts[i], cuts[i + 1]) */
 	size_t b0 = u64_upper_bound(lay->cuts, lay->nr_cuts, start);
 	size_t b1 = u64_upper_bound(lay->cuts, lay->nr_cuts, end - 1);
 
-	for (size_t b = b0; b <= b1 && b < lay->jcc.nr_bins; b++)
-		nl_jcc_counts_add(out, &lay->jcc.bins[b]);
+	if (b1 >= lay->jcc.nr_bins)
+		b1 = lay->jcc.nr_bins - 1;
+	if (b0 > b1)
+		return;
+	counts_sub(out, &lay->jcc_cum[b1 + 1], &lay->jcc_cum[b0]);
 }
 
 static int cmp_text(const void *a, const void *b)
@@ -216,6 +254,9 @@ static int run_jcc(struct nl_layout *lay, const struct nl_layout_opts *opts, str
 	}
 	lay->cuts = cuts;
 	lay->nr_cuts = u;
+	ret = build_jcc_cum(lay, d);
+	if (ret)
+		return ret;
 	lay->jcc_done = true;
 	if (lay->jcc.decode_errors)
 		nl_log(d, NL_LOG_WARN, "jcc: %llu byte(s) did not decode and were skipped",
@@ -271,6 +312,7 @@ void nl_layout_free(struct nl_layout *lay)
 	free(lay->code);
 	free(lay->funcs);
 	free(lay->cuts);
+	free(lay->jcc_cum);
 	nl_jcc_result_release(&lay->jcc);
 	free(lay);
 }

@@ -32,7 +32,8 @@ const char *nl_compression_name(enum nl_compression c);
 
 /*
  * mmap path (read-only, private); decompress it into memory when it starts
- * with an xz, zstd or gzip magic, refusing more than cap bytes (0: 1 GiB).
+ * with an xz, zstd or gzip magic, refusing more than cap bytes.  cap 0: the
+ * default bounds, 1 GiB and, past 64 MiB, 64 times the compressed size.
  */
 int nl_load_file(const char *path, uint64_t cap, struct nl_blob *b, struct nl_diag *d);
 

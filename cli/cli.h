@@ -5,6 +5,7 @@
 /* The front end: the only place that prints results or exits. */
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,6 +38,21 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* The diag sink that prints warnings to stderr as "noplab <cmd>: warning: ..." */
 void cli_diag_init(struct nl_diag *d, const char *cmd, bool verbose);
 
+/*
+ * The same sink for work on one file: "noplab <cmd>: <path>: warning: ...",
+ * as errors name it, so that with several files each warning says which one.
+ * ctx lives as long as d; set ctx->path to move on to another file (NULL: none).
+ */
+struct cli_sink {
+	const char *cmd;
+	const char *path;
+};
+void cli_diag_init_file(struct nl_diag *d, struct cli_sink *ctx, const char *cmd,
+			const char *path, bool verbose);
+
+/* "64M", "1G", "512K", "4096" (binary multiples, optional "iB"/"B") -> bytes; 0 or -1. */
+int cli_parse_bytes(const char *s, uint64_t *out);
+
 /* A JSON document with the common header: tool, version, command. */
 json_t *cli_json_doc(const char *command);
 /* Write the document to path, or stdout when path is NULL or "-"; steals doc. */
@@ -45,6 +61,20 @@ int cli_json_write(json_t *doc, const char *path, const char *cmd);
 char *cli_hex(const uint8_t *p, size_t len, char *buf, size_t size);
 /* 1234567 -> "1,234,567" */
 char *cli_thousands(uint64_t v, char *buf, size_t size);
+
+/*
+ * SIGINT/SIGTERM as a stop request: cli_stop_begin() installs a handler that
+ * sets the returned flag (libraries poll it between units of work);
+ * cli_stop_end() restores the old handlers and returns the signal caught, 0
+ * if none; cli_stop_reraise() then ends the process by that signal, after
+ * the partial results are out, so a shell sees the usual status (130).
+ */
+struct cli_stop {
+	struct sigaction old_int, old_term;
+};
+const volatile sig_atomic_t *cli_stop_begin(struct cli_stop *s);
+int cli_stop_end(struct cli_stop *s);
+void cli_stop_reraise(int sig);
 
 int cmd_nops(int argc, char **argv);
 int cmd_cpu(int argc, char **argv);

@@ -25,13 +25,16 @@ struct layout_cli_opts {
 	bool json, functions, jcc, kallsyms, live;
 	const char *output, *rules, *svg, *symbols, *kcore, *file;
 	unsigned threads;
+	uint64_t max_decompressed;	/* 0: the library's default bounds */
+	uint64_t max_records;		/* 0: NL_ELF_MAX_RECORDS */
 };
 
 static void layout_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: noplab layout [--json] [-o FILE] [--functions] [--jcc] [--rules FILE|kernel-x86_64]\n"
-		"                     [--svg FILE] [--kallsyms [FILE]] [--live[=KCORE]] [FILE]\n\n"
+		"                     [--svg FILE] [--kallsyms [FILE]] [--live[=KCORE]]\n"
+		"                     [--max-decompressed SIZE] [--max-records N] [FILE]\n\n"
 		"Where the text regions of an ELF file sit (.entry.text, .noinstr.text, ... as\n"
 		"sections in a .o/.ko, as __X_start/__X_end ranges in vmlinux): start, end, size,\n"
 		"alignment, the cache lines and pages they touch, the code they share their\n"
@@ -47,6 +50,11 @@ static void layout_usage(FILE *f)
 		"  --live[=KCORE]     with --kallsyms: read the text bytes from /proc/kcore\n"
 		"  --symbols FILE     add System.map symbols to a stripped ELF file\n"
 		"  --threads N        decode threads for --jcc (default 2)\n"
+		"  --max-decompressed SIZE\n"
+		"                     refuse a compressed module that inflates past SIZE (K/M/G);\n"
+		"                     default 1G, and at most 64x the compressed size beyond 64M\n"
+		"  --max-records N    refuse a file with more than N symbols + relocations\n"
+		"                     (K/M suffixes; default 16M)\n"
 		"  --json             JSON instead of text;  -o FILE  write it to FILE\n\n"
 		"Exit status: 0 ok, 1 a rule failed, 2 usage error, 3 a file is missing or\n"
 		"malformed (the rules file included, with its line number).\n");
@@ -689,7 +697,7 @@ static void set_entry_classes(struct session *s)
 }
 
 static int load_input(struct session *s, const struct layout_cli_opts *o, struct nl_diag *d,
-		      const char **what)
+		      struct cli_sink *sink, const char **what)
 {
 	int err;
 
@@ -708,19 +716,34 @@ static int load_input(struct session *s, const struct layout_cli_opts *o, struct
 			struct nl_diag kd;
 
 			nl_diag_init(&kd);
-			/* no kcore is an ordinary situation (containers, lockdown): say so, go on */
+			/*
+			 * No kcore is an ordinary situation (containers, lockdown): say so,
+			 * go on.  These warnings concern the core file, not the symbols;
+			 * kcore's open errors name it themselves.
+			 */
 			if (nl_kcore_open(o->kcore, &kc, &kd)) {
+				sink->path = NULL;
 				nl_log(d, NL_LOG_WARN, "--live: %s; continuing with symbols only", kd.msg);
+				sink->path = o->file;
 				return 0;
 			}
+			/* the reader's own warnings (a section left without bytes) reach the user */
+			kd.sink = d->sink;
+			kd.sink_ctx = d->sink_ctx;
+			kd.verbosity = d->verbosity;
+			sink->path = o->kcore;
 			err = nl_layout_input_read_kcore(&s->in, kc, &kd);
 			nl_kcore_close(kc);
 			if (err)
-				nl_log(d, NL_LOG_WARN, "--live: %s; continuing with symbols only", kd.msg);
+				nl_log(&kd, NL_LOG_WARN, "--live: %s; continuing with symbols only",
+				       kd.msg);
+			sink->path = o->file;
 		}
 		return 0;
 	}
-	struct nl_elf_opts eo = { .symbol_file = o->symbols };
+	struct nl_elf_opts eo = { .symbol_file = o->symbols,
+				  .max_decompressed = o->max_decompressed,
+				  .max_records = o->max_records };
 
 	*what = o->file;
 	err = nl_elf_open(o->file, &eo, &s->elf, d);
@@ -749,6 +772,7 @@ static int run_layout(const struct layout_cli_opts *o)
 {
 	struct session s;
 	struct nl_diag diag;
+	struct cli_sink sink;
 	struct nl_layout_opts lo = { .jcc = o->jcc, .threads = o->threads };
 	struct run_info ri = { 0 };
 	struct timespec t0, t1;
@@ -756,7 +780,8 @@ static int run_layout(const struct layout_cli_opts *o)
 	int err, status = NL_EXIT_OK;
 
 	memset(&s, 0, sizeof(s));
-	cli_diag_init(&diag, "layout", false);
+	/* warnings name the file they concern, as errors do */
+	cli_diag_init_file(&diag, &sink, "layout", o->rules, false);
 	if (o->rules) {
 		err = nl_rules_load(o->rules, &s.rules, &diag);
 		if (err)
@@ -764,7 +789,8 @@ static int run_layout(const struct layout_cli_opts *o)
 		s.have_rules = true;
 		lo.jcc |= nl_rules_need_jcc(&s.rules);
 	}
-	err = load_input(&s, o, &diag, &what);
+	sink.path = o->file;
+	err = load_input(&s, o, &diag, &sink, &what);
 	if (!err && s.elf && needs_scan(o, &s.rules, s.have_rules))
 		err = use_scan(&s, o, &diag);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -794,7 +820,9 @@ static int run_layout(const struct layout_cli_opts *o)
 				status = NL_EXIT_FINDINGS;
 	}
 	if (o->svg) {
+		sink.path = o->svg;
 		err = cli_render_layout_svg(s.lay, o->svg, what, &diag);
+		sink.path = o->file;
 		if (err) {
 			int st = cli_error("layout", o->svg, err, &diag);
 
@@ -825,7 +853,9 @@ int cmd_layout(int argc, char **argv)
 		{ "rules", required_argument, NULL, 'r' },   { "svg", required_argument, NULL, 'S' },
 		{ "kallsyms", optional_argument, NULL, 'k' }, { "live", optional_argument, NULL, 'L' },
 		{ "symbols", required_argument, NULL, 's' }, { "threads", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },	       { NULL, 0, NULL, 0 }
+		{ "help", no_argument, NULL, 'h' },
+		{ "max-decompressed", required_argument, NULL, 'M' },
+		{ "max-records", required_argument, NULL, 'R' }, { NULL, 0, NULL, 0 }
 	};
 	struct layout_cli_opts o = { .kcore = "/proc/kcore", .threads = 2 };
 	const char *kallsyms = NULL;
@@ -853,6 +883,17 @@ int cmd_layout(int argc, char **argv)
 			o.threads = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || !o.threads || o.threads > 64)
 				return cli_usage_error("layout", "bad --threads '%s' (1..64)", optarg);
+			break;
+		case 'M':
+			if (cli_parse_bytes(optarg, &o.max_decompressed) || !o.max_decompressed)
+				return cli_usage_error("layout",
+						       "bad --max-decompressed '%s' (bytes, or K/M/G)",
+						       optarg);
+			break;
+		case 'R':
+			if (cli_parse_bytes(optarg, &o.max_records) || !o.max_records)
+				return cli_usage_error("layout", "bad --max-records '%s' (a count, or K/M)",
+						       optarg);
 			break;
 		case 'h': layout_usage(stdout); return NL_EXIT_OK;
 		default: layout_usage(stderr); return NL_EXIT_USAGE;

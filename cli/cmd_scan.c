@@ -18,12 +18,15 @@ struct scan_cli_opts {
 	const char *output;
 	const char *symbols;
 	unsigned threads;
+	uint64_t max_decompressed;	/* 0: the library's default bounds */
+	uint64_t max_records;		/* 0: NL_ELF_MAX_RECORDS */
 };
 
 static void scan_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: noplab scan [--json] [-o FILE] [--functions] [--symbols FILE] FILE...\n\n"
+		"usage: noplab scan [--json] [-o FILE] [--functions] [--symbols FILE]\n"
+		"                   [--max-decompressed SIZE] [--max-records N] FILE...\n\n"
 		"Find every function-entry ftrace site, prologue decoration, padding run and\n"
 		"alignment in x86 / x86-64 ELF files: objects, kernel modules (also .ko.xz,\n"
 		".ko.zst, .ko.gz), vmlinux, executables and shared libraries.\n\n"
@@ -31,6 +34,11 @@ static void scan_usage(FILE *f)
 		"  --symbols FILE   symbols from a System.map or /proc/kallsyms-style file, added\n"
 		"                   to the file's own (for a stripped vmlinux)\n"
 		"  --threads N      worker threads (default: all CPUs for large inputs)\n"
+		"  --max-decompressed SIZE\n"
+		"                   refuse a compressed module that inflates past SIZE (K/M/G);\n"
+		"                   default 1G, and at most 64x the compressed size beyond 64M\n"
+		"  --max-records N  refuse a file with more than N symbols + relocations\n"
+		"                   (K/M suffixes; default 16M)\n"
 		"  --json           one JSON document per file (and a total for several);\n"
 		"  -o FILE          write the JSON to FILE\n\n"
 		"Exit status: 0 ok, 2 usage error, 3 a file is missing or malformed.\n");
@@ -508,14 +516,18 @@ struct total {
 static int scan_one(const char *path, const struct scan_cli_opts *o, FILE *jout,
 		    struct total *t, bool several)
 {
-	struct nl_elf_opts eo = { .symbol_file = o->symbols };
+	struct nl_elf_opts eo = { .symbol_file = o->symbols,
+				  .max_decompressed = o->max_decompressed,
+				  .max_records = o->max_records };
 	struct nl_scan_opts so = { .threads = o->threads };
 	struct nl_elf *elf = NULL;
 	struct nl_scan_result *r = NULL;
 	struct nl_diag diag;
+	struct cli_sink sink;
 	int err;
 
-	cli_diag_init(&diag, "scan", false);
+	/* warnings name the file, as errors do: with several files, which one */
+	cli_diag_init_file(&diag, &sink, "scan", path, false);
 	err = nl_elf_open(path, &eo, &elf, &diag);
 	if (!err)
 		err = nl_scan(elf, &so, &r, &diag);
@@ -559,7 +571,8 @@ int cmd_scan(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },	     { "output", required_argument, NULL, 'o' },
 		{ "functions", no_argument, NULL, 'f' },   { "symbols", required_argument, NULL, 's' },
 		{ "threads", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
+		{ "max-decompressed", required_argument, NULL, 'M' },
+		{ "max-records", required_argument, NULL, 'R' }, { NULL, 0, NULL, 0 }
 	};
 	struct scan_cli_opts o = { 0 };
 	struct total t;
@@ -579,6 +592,17 @@ int cmd_scan(int argc, char **argv)
 			o.threads = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || !o.threads || o.threads > 64)
 				return cli_usage_error("scan", "bad --threads '%s' (1..64)", optarg);
+			break;
+		case 'M':
+			if (cli_parse_bytes(optarg, &o.max_decompressed) || !o.max_decompressed)
+				return cli_usage_error("scan",
+						       "bad --max-decompressed '%s' (bytes, or K/M/G)",
+						       optarg);
+			break;
+		case 'R':
+			if (cli_parse_bytes(optarg, &o.max_records) || !o.max_records)
+				return cli_usage_error("scan", "bad --max-records '%s' (a count, or K/M)",
+						       optarg);
 			break;
 		case 'h': scan_usage(stdout); return NL_EXIT_OK;
 		default: scan_usage(stderr); return NL_EXIT_USAGE;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -68,6 +70,55 @@ void cli_diag_init(struct nl_diag *d, const char *cmd, bool verbose)
 	d->verbosity = verbose ? NL_LOG_DEBUG : NL_LOG_WARN;
 }
 
+static void file_sink(void *ctx, enum nl_log_level level, const char *msg)
+{
+	static const char *const names[] = { "error", "warning", "info", "debug" };
+	const struct cli_sink *c = ctx;
+
+	if (c->path)
+		fprintf(stderr, "noplab %s: %s: %s: %s\n", c->cmd, c->path, names[level], msg);
+	else
+		fprintf(stderr, "noplab %s: %s: %s\n", c->cmd, names[level], msg);
+}
+
+void cli_diag_init_file(struct nl_diag *d, struct cli_sink *ctx, const char *cmd,
+			const char *path, bool verbose)
+{
+	cli_diag_init(d, cmd, verbose);
+	ctx->cmd = cmd;
+	ctx->path = path;
+	d->sink = file_sink;
+	d->sink_ctx = ctx;
+}
+
+int cli_parse_bytes(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	}
+	if (shift && end[0] == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B')
+		end++;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 json_t *cli_json_doc(const char *command)
 {
 	return json_pack("{s:s, s:s, s:s}", "tool", "noplab", "version", NOPLAB_VERSION,
@@ -116,4 +167,45 @@ char *cli_thousands(uint64_t v, char *buf, size_t size)
 	if (size)
 		buf[o < size ? o : size - 1] = '\0';
 	return buf;
+}
+
+/*
+ * A signal handler can talk to the program only through a volatile
+ * sig_atomic_t: this is the one accepted mutable global of the front end.
+ */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+const volatile sig_atomic_t *cli_stop_begin(struct cli_stop *s)
+{
+	struct sigaction sa;
+
+	/* no SA_RESTART: waits in the libraries must see the signal */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	stop_signal = 0;
+	sigaction(SIGINT, &sa, &s->old_int);
+	sigaction(SIGTERM, &sa, &s->old_term);
+	return &stop_signal;
+}
+
+int cli_stop_end(struct cli_stop *s)
+{
+	sigaction(SIGINT, &s->old_int, NULL);
+	sigaction(SIGTERM, &s->old_term, NULL);
+	return (int)stop_signal;
+}
+
+void cli_stop_reraise(int sig)
+{
+	if (!sig)
+		return;
+	fflush(NULL);
+	signal(sig, SIG_DFL);
+	raise(sig);
 }

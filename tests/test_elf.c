@@ -271,13 +271,15 @@ enum mut {
 	M_SYM,			/* field of the first FUNC symbol = arg2 */
 	M_RELOC,		/* field of the first entry of relocation section sec = arg2 */
 	M_STRTAB_END,		/* the section-name table's last byte = 'x' */
+	M_SYM_AT_END,		/* first FUNC symbol: value = its section's end - arg, size = arg2;
+				   fld F_ST_INFO also makes it STT_NOTYPE */
 };
 
 enum fld {
 	F_MACHINE, F_TYPE, F_SHENTSIZE, F_SHSTRNDX, F_SHNUM,
-	F_SH_OFFSET, F_SH_SIZE, F_SH_LINK, F_SH_INFO, F_SH_ENTSIZE, F_SH_NAME,
-	F_ST_NAME, F_ST_SHNDX, F_ST_SIZE, F_ST_VALUE,
-	F_R_OFFSET, F_R_SYM,
+	F_SH_OFFSET, F_SH_SIZE, F_SH_LINK, F_SH_INFO, F_SH_ENTSIZE, F_SH_NAME, F_SH_FLAGS,
+	F_ST_NAME, F_ST_SHNDX, F_ST_SIZE, F_ST_VALUE, F_ST_INFO,
+	F_R_OFFSET, F_R_SYM, F_R_TYPE,
 };
 
 struct mal_row {
@@ -290,6 +292,7 @@ struct mal_row {
 	int err;		/* expected result */
 	const char *word;	/* the message must contain it */
 	bool cli;		/* also through the command line */
+	uint64_t arg2;		/* M_SYM_AT_END: the size */
 };
 
 static const struct mal_row mal_rows[] = {
@@ -319,14 +322,57 @@ static const struct mal_row mal_rows[] = {
 	{ SRC_LINE, "base.o", M_SYMTAB, NULL, F_SH_LINK, 999, -NL_E_FORMAT, "sh_link", false },
 	{ SRC_LINE, "base.o", M_SYMTAB, NULL, F_SH_SIZE, 0x10000000, -NL_E_FORMAT, "past end of file", false },
 	{ SRC_LINE, "base.o", M_SYM, NULL, F_ST_SHNDX, 500, -NL_E_FORMAT, "section index 500", false },
-	{ SRC_LINE, "base.o", M_SYM, NULL, F_ST_NAME, 0xffffff, 0, NULL, false },
-	{ SRC_LINE, "base.o", M_SYM, NULL, F_ST_SIZE, 0xfffffffffffull, 0, NULL, false },
-	{ SRC_LINE, "base.exe", M_SYM, NULL, F_ST_VALUE, 0x10, 0, NULL, false },
+	/* a name past the string table is a broken table (issue 7, F9) */
+	{ SRC_LINE, "base.o", M_SYM, NULL, F_ST_NAME, 0xffffff, -NL_E_FORMAT, "name offset 16777215 past string table", true },
+	{ SRC_LINE, "m32.exe", M_SYM, NULL, F_ST_NAME, 0xffffff, -NL_E_FORMAT, "name offset", false },
+	/* functions outside their section (issue 7): sizes are no longer clamped silently */
+	{ SRC_LINE, "base.o", M_SYM, NULL, F_ST_SIZE, 0xfffffffffffull, -NL_E_FORMAT, "outside section", true },
+	{ SRC_LINE, "base.exe", M_SYM, NULL, F_ST_VALUE, 0x10, -NL_E_FORMAT, "outside section", false },
+	{ SRC_LINE, "base.o", M_SYM, NULL, F_ST_VALUE, 0x100000, -NL_E_FORMAT, "outside section", true },
+	{ SRC_LINE, "m32.o", M_SYM, NULL, F_ST_VALUE, 0x100000, -NL_E_FORMAT, "outside section", false },
+	{ SRC_LINE, "m32.exe", M_SYM, NULL, F_ST_SIZE, 0x100000, -NL_E_FORMAT, "outside section", false },
+	{ SRC_LINE, "mod.ko", M_SYM, NULL, F_ST_SIZE, 0xffffffffffffffffull, -NL_E_FORMAT, "outside section", false },
+	{ SRC_LINE, "base.o", M_SYM_AT_END, NULL, F_ST_VALUE, 1, -NL_E_FORMAT, "outside section", false, 2 },
+	{ SRC_LINE, "base.exe", M_SYM_AT_END, NULL, F_ST_VALUE, 0, -NL_E_FORMAT, "outside section", false, 1 },
+	{ SRC_LINE, "base.exe", M_SYM_AT_END, NULL, F_ST_VALUE, -0x1000ull, -NL_E_FORMAT, "outside section", false, 0 },
+	/* ... but a function at the very end (size 0, a marker) or on the last byte is legal */
+	{ SRC_LINE, "base.o", M_SYM_AT_END, NULL, F_ST_VALUE, 0, 0, NULL, false, 0 },
+	{ SRC_LINE, "base.o", M_SYM_AT_END, NULL, F_ST_VALUE, 1, 0, NULL, false, 1 },
+	{ SRC_LINE, "base.exe", M_SYM_AT_END, NULL, F_ST_VALUE, 0, 0, NULL, false, 0 },
+	{ SRC_LINE, "m32.exe", M_SYM_AT_END, NULL, F_ST_VALUE, 0, 0, NULL, false, 0 },
+	/* ... and so is a NOTYPE symbol past the end: ld places _end, __bss_stop like that */
+	{ SRC_LINE, "base.exe", M_SYM_AT_END, NULL, F_ST_INFO, -0x1000ull, 0, NULL, false, 0 },
+	{ SRC_LINE, "base.o", M_SYM_AT_END, NULL, F_ST_INFO, -0x1000ull, 0, NULL, false, 0x10 },
 	{ SRC_LINE, "base.o", M_SHDR, ".text", F_SH_NAME, 0xffffff, 0, NULL, false },
+	/* SHF_COMPRESSED on loaded bytes: the gABI forbids it (issue 7, F10); elsewhere it is legal */
+	{ SRC_LINE, "base.o", M_SHDR, ".text", F_SH_FLAGS, SHF_ALLOC | SHF_EXECINSTR | SHF_COMPRESSED, -NL_E_FORMAT, "SHF_COMPRESSED on an allocated section", true },
+	{ SRC_LINE, "base.exe", M_SHDR, ".text", F_SH_FLAGS, SHF_ALLOC | SHF_EXECINSTR | SHF_COMPRESSED, -NL_E_FORMAT, "SHF_COMPRESSED", false },
+	{ SRC_LINE, "m32.o", M_SHDR, ".data", F_SH_FLAGS, SHF_ALLOC | SHF_WRITE | SHF_COMPRESSED, -NL_E_FORMAT, "SHF_COMPRESSED", false },
+	{ SRC_LINE, "base.o", M_SHDR, ".comment", F_SH_FLAGS, SHF_MERGE | SHF_STRINGS | SHF_COMPRESSED, 0, NULL, false },
 	{ SRC_LINE, "base.o", M_RELOC, ".rela.text", F_R_OFFSET, 0x100000, -NL_E_FORMAT, "outside section", true },
 	{ SRC_LINE, "m32.o", M_RELOC, ".rel.text", F_R_OFFSET, 0x100000, -NL_E_FORMAT, "outside section", false },
 	{ SRC_LINE, "mod.ko", M_RELOC, ".rela__mcount_loc", F_R_OFFSET, 0xfffffffc, -NL_E_FORMAT, "outside section", false },
 	{ SRC_LINE, "base.o", M_RELOC, ".rela.text", F_R_SYM, 100000, -NL_E_FORMAT, "out of range", false },
+	/* relocation types no x86 / x86-64 ABI defines (issue 7) */
+	{ SRC_LINE, "base.o", M_RELOC, ".rela.text", F_R_TYPE, 200, -NL_E_FORMAT, "unknown type 200", true },
+	{ SRC_LINE, "base.o", M_RELOC, ".rela.text", F_R_TYPE, 52, -NL_E_FORMAT, "unknown type 52", false },
+	{ SRC_LINE, "base.o", M_RELOC, ".rela.text", F_R_TYPE, 249, -NL_E_FORMAT, "unknown type", false },
+	{ SRC_LINE, "base.o", M_RELOC, ".rela.text", F_R_TYPE, 252, -NL_E_FORMAT, "unknown type", false },
+	{ SRC_LINE, "base.o", M_RELOC, ".rela.text", F_R_TYPE, 0xffffffff, -NL_E_FORMAT, "unknown type", false },
+	{ SRC_LINE, "mod.ko", M_RELOC, ".rela__mcount_loc", F_R_TYPE, 100, -NL_E_FORMAT, "unknown type 100", false },
+	{ SRC_LINE, "m32.o", M_RELOC, ".rel.text", F_R_TYPE, 200, -NL_E_FORMAT, "unknown type 200", false },
+	{ SRC_LINE, "m32.o", M_RELOC, ".rel.text", F_R_TYPE, 12, -NL_E_FORMAT, "unknown type 12", false },
+	{ SRC_LINE, "m32.o", M_RELOC, ".rel.text", F_R_TYPE, 13, -NL_E_FORMAT, "unknown type 13", false },
+	{ SRC_LINE, "m32.o", M_RELOC, ".rel.text", F_R_TYPE, 44, -NL_E_FORMAT, "unknown type 44", false },
+	/* ... the defined ones stay legal: the newest (APX 43..51), GNU_VTINHERIT/VTENTRY */
+	{ SRC_LINE, "base.o", M_RELOC, ".rela.text", F_R_TYPE, 42, 0, NULL, false },
+	{ SRC_LINE, "base.o", M_RELOC, ".rela.text", F_R_TYPE, 51, 0, NULL, false },
+	{ SRC_LINE, "base.o", M_RELOC, ".rela.text", F_R_TYPE, 250, 0, NULL, false },
+	{ SRC_LINE, "base.o", M_RELOC, ".rela.text", F_R_TYPE, 251, 0, NULL, false },
+	{ SRC_LINE, "m32.o", M_RELOC, ".rel.text", F_R_TYPE, 11, 0, NULL, false },
+	{ SRC_LINE, "m32.o", M_RELOC, ".rel.text", F_R_TYPE, 14, 0, NULL, false },
+	{ SRC_LINE, "m32.o", M_RELOC, ".rel.text", F_R_TYPE, 43, 0, NULL, false },
+	{ SRC_LINE, "m32.o", M_RELOC, ".rel.text", F_R_TYPE, 251, 0, NULL, false },
 	{ SRC_LINE, "base.o", M_SHDR, ".rela.text", F_SH_ENTSIZE, 0, -NL_E_FORMAT, "relocation entry size 0", false },
 	{ SRC_LINE, "base.o", M_SHDR, ".rela.text", F_SH_INFO, 999, -NL_E_FORMAT, "sh_info", false },
 	{ SRC_LINE, "base.o", M_SHDR, ".rela.text", F_SH_LINK, 1, -NL_E_FORMAT, "not the symbol table", false },
@@ -372,10 +418,12 @@ static uint8_t *shdr(const struct img *m, unsigned i)
 /* offset and width of a section header field */
 static void sh_field(bool is64, enum fld f, unsigned *off, unsigned *w)
 {
-	static const unsigned o64[][2] = { [F_SH_NAME] = { 0, 4 },    [F_SH_OFFSET] = { 24, 8 },
+	static const unsigned o64[][2] = { [F_SH_NAME] = { 0, 4 },    [F_SH_FLAGS] = { 8, 8 },
+					   [F_SH_OFFSET] = { 24, 8 },
 					   [F_SH_SIZE] = { 32, 8 },   [F_SH_LINK] = { 40, 4 },
 					   [F_SH_INFO] = { 44, 4 },   [F_SH_ENTSIZE] = { 56, 8 } };
-	static const unsigned o32[][2] = { [F_SH_NAME] = { 0, 4 },    [F_SH_OFFSET] = { 16, 4 },
+	static const unsigned o32[][2] = { [F_SH_NAME] = { 0, 4 },    [F_SH_FLAGS] = { 8, 4 },
+					   [F_SH_OFFSET] = { 16, 4 },
 					   [F_SH_SIZE] = { 20, 4 },   [F_SH_LINK] = { 24, 4 },
 					   [F_SH_INFO] = { 28, 4 },   [F_SH_ENTSIZE] = { 36, 4 } };
 
@@ -463,10 +511,39 @@ static void mutate(struct img *m, const struct mal_row *r)
 
 		if (r->fld == F_R_OFFSET)
 			wr(e, m->is64 ? 8 : 4, r->arg);
+		else if (r->fld == F_R_TYPE)
+			wr(e + (m->is64 ? 8 : 4), m->is64 ? 4 : 1, r->arg);	/* the low part of r_info */
 		else if (m->is64)
 			wr(e + 12, 4, r->arg);	/* ELF64_R_SYM: the high half of r_info */
 		else
 			wr(e + 5, 3, r->arg);	/* ELF32_R_SYM: r_info >> 8 */
+		break;
+	}
+	case M_SYM_AT_END: {
+		int st = find_sec(m, NULL, SHT_SYMTAB);
+		uint64_t so = m->is64 ? rd(shdr(m, (unsigned)st) + 24, 8) : rd(shdr(m, (unsigned)st) + 16, 4);
+		uint64_t ss = m->is64 ? rd(shdr(m, (unsigned)st) + 32, 8) : rd(shdr(m, (unsigned)st) + 20, 4);
+		unsigned es = m->is64 ? 24 : 16;
+		bool rel = rd(m->b + 16, 2) == ET_REL;
+
+		for (uint64_t k = 1; k < ss / es; k++) {
+			uint8_t *sym = m->b + so + k * es;
+			uint8_t *info = m->is64 ? sym + 4 : sym + 12;
+			unsigned shndx = (unsigned)rd(sym + (m->is64 ? 6 : 14), 2);
+
+			if ((*info & 0xf) != STT_FUNC)
+				continue;
+			const uint8_t *sh = shdr(m, shndx);
+			uint64_t addr = m->is64 ? rd(sh + 16, 8) : rd(sh + 12, 4);
+			uint64_t size = m->is64 ? rd(sh + 32, 8) : rd(sh + 20, 4);
+			uint64_t end = (rel ? 0 : addr) + size;
+
+			wr(sym + (m->is64 ? 8 : 4), m->is64 ? 8 : 4, end - r->arg);
+			wr(sym + (m->is64 ? 16 : 8), m->is64 ? 8 : 4, r->arg2);
+			if (r->fld == F_ST_INFO)
+				*info = (uint8_t)((*info & 0xf0) | STT_NOTYPE);
+			break;
+		}
 		break;
 	}
 	case M_STRTAB_END: {

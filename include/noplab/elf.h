@@ -71,8 +71,26 @@ struct nl_elf {
 	struct nl_elf_private *priv;	/* libelf handle, mapping, reloc index */
 };
 
+/*
+ * 16 Mi records, about 1.2 GiB with the per-function records scan derives from
+ * them.  A distribution vmlinux has ~0.2 M symbols; a vmlinux.o ~4 M relocations.
+ */
+#define NL_ELF_MAX_RECORDS (16ull << 20)
+
 struct nl_elf_opts {
-	uint64_t max_decompressed;	/* cap for .ko.xz/.zst/.gz; 0 = default (1 GiB) */
+	/*
+	 * Cap on the decompressed size of a .ko.xz/.zst/.gz.  0: the default, 1 GiB
+	 * and, beyond 64 MiB, at most 64 times the compressed size (a bomb is
+	 * refused cheaply); nonzero: exactly this cap, no ratio bound.
+	 */
+	uint64_t max_decompressed;
+	/*
+	 * Cap on the records the model keeps for one file: symbols (ELF and
+	 * --symbols) plus relocations.  Checked against the counts the section
+	 * headers declare, before anything is allocated, so a file of millions of
+	 * tiny symbols is refused in O(1) memory.  0: NL_ELF_MAX_RECORDS.
+	 */
+	uint64_t max_records;
 	const char *symbol_file;	/* System.map or /proc/kallsyms format, or NULL */
 };
 

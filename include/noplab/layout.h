@@ -208,6 +208,7 @@ struct nl_layout {
 	struct nl_jcc_result jcc;
 	uint64_t *cuts;		/* where the decode restarted: the bins of jcc */
 	size_t nr_cuts;
+	struct nl_jcc_counts *jcc_cum;	/* jcc_cum[i]: bins[0 .. i) summed (nr_bins + 1) */
 };
 
 /* Regions, their figures, functions, and (with opts->jcc) the branch audit. */
@@ -235,7 +236,7 @@ const struct nl_code_ext *nl_layout_code_at(const struct nl_layout *lay, uint64_
 
 const char *nl_fill_kind_name(enum nl_fill_kind k);
 
-/* JCC counts over [start, end), from the audit's bins (0 when it did not run). */
+/* JCC counts over [start, end), from the audit's bins (0 when it did not run): O(log bins). */
 void nl_layout_jcc_in(const struct nl_layout *lay, uint64_t start, uint64_t end,
 		      struct nl_jcc_counts *out);
 
