@@ -785,6 +785,7 @@ static int measure(struct ctx *c, struct nl_workload_run *w, struct nl_mvar *mv,
 	}
 	m.progress = progress;
 	m.progress_ctx = c;
+	m.stop = c->o->stop;
 	m.clock = clock;
 	m.clock_cycles_per_iter = CLOCK_CHAIN;
 	*nr_passes = np;
@@ -1163,6 +1164,32 @@ static int run_workload(struct ctx *c, struct nl_workload_run *w)
 		c->what = w->name;
 		err = measure(c, w, mv, nr, &clock, passes, &np);
 	}
+	if (err == -EINTR) {
+		/*
+		 * Stopped: keep the repetitions every pass completed.  Statistics
+		 * need two; with fewer the workload reports nothing rather than
+		 * a figure without an error bar.
+		 */
+		unsigned done = nr ? mv[0].reps_done : 0;
+
+		/*
+		 * With several passes, earlier ones completed every repetition and
+		 * the first `done` of each array hold the stopped pass's values.
+		 */
+		c->b->interrupted = true;
+		if (done >= 2) {
+			c->b->opts.method.reps = done;
+			w->partial = true;
+			err = 0;
+		} else {
+			w->seconds = (double)(nl_mono_raw_ns() - t0) / 1e9;
+			err = -EINTR;
+		}
+	}
+	if (!err) {
+		w->measured = true;
+		w->reps = c->b->opts.method.reps;
+	}
 	/* the TSC rate for ns figures: calibrated over everything measured so far */
 	while (!err && nl_clock_calibrate_end(&c->clk) == -EAGAIN)
 		;
@@ -1294,6 +1321,7 @@ int nl_bench_run(struct nl_bench *b, const struct nl_bench_opts *o, struct nl_di
 
 	memset(b, 0, sizeof(*b));
 	b->opts = *o;
+	b->reps_asked = o->method.reps;
 	c.o = &b->opts;
 	err = nl_clock_init(&c.clk, d);
 	if (!err)
@@ -1322,12 +1350,15 @@ int nl_bench_run(struct nl_bench *b, const struct nl_bench_opts *o, struct nl_di
 		goto out;
 	}
 	b->env.cpu_pinned = cpu;
-	for (size_t i = 0; i < b->nr_w && !err; i++) {
+	for (size_t i = 0; i < b->nr_w && !err && !b->interrupted; i++) {
 		c.done_before = (double)i / (double)b->nr_w;
 		c.share = 1.0 / (double)b->nr_w;
 		err = run_workload(&c, &b->w[i]);
 	}
-	if (!err && o->emit_elf)
+	/* a stop request ends the run, not in error: what was measured is reported */
+	if (err == -EINTR)
+		err = 0;
+	if (!err && o->emit_elf && !b->interrupted)
 		err = emit(&c);
 	if (!err)
 		environment(&c);

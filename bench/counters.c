@@ -135,7 +135,8 @@ const char *nl_perf_open_hint(int err)
 	case ENOENT:
 	case ENODEV:
 	case EOPNOTSUPP:
-		return "no hardware PMU exposed to this kernel (usual in a VM without a virtual PMU)";
+		return "no hardware PMU in this kernel (usual in a VM: use bare metal or a VM with a "
+		       "virtual PMU)";
 	case EACCES:
 	case EPERM:
 		return "not permitted: lower /proc/sys/kernel/perf_event_paranoid (e.g. to 1) or grant CAP_PERFMON";

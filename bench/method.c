@@ -414,11 +414,23 @@ int nl_method_run(const struct nl_method *m, struct nl_mvar *v, size_t nr, struc
 	}
 	for (size_t i = 0; i < nr; i++)
 		order[i] = i;
-	for (unsigned r = 0; r < total && !err; r++) {
+	unsigned r;
+
+	for (r = 0; r < total && !err; r++) {
+		if (m->stop && *m->stop)
+			break;
 		err = one_repetition(&st, v, nr, acc, order, &active, &rng, (int)r - (int)m->warmups,
 				     &ovh[r * nr], total);
 		if (m->progress)
 			m->progress(m->progress_ctx, (double)(r + 1) / (double)total);
+	}
+	for (size_t i = 0; i < nr; i++)
+		v[i].reps_done = err ? 0 : r > m->warmups ? r - m->warmups : 0;
+	if (!err && r < total) {
+		/* stopped: what was measured stays; nothing is measured again */
+		total = r ? r : 1;
+		err = -EINTR;
+		goto overhead;
 	}
 	/*
 	 * A repetition in which most variants ran more than DISTURBED slower
@@ -437,15 +449,16 @@ int nl_method_run(const struct nl_method *m, struct nl_mvar *v, size_t nr, struc
 		for (size_t i = 0; i < nr; i++)
 			v[i].redone_reps++;
 	}
-	for (size_t i = 0; i < nr && !err; i++) {
+overhead:
+	for (size_t i = 0; i < nr && (!err || err == -EINTR); i++) {
 		double *o = calloc(total, sizeof(*o));
 
 		if (!o) {
 			err = -ENOMEM;
 			break;
 		}
-		for (unsigned r = 0; r < total; r++)
-			o[r] = ovh[r * nr + i];
+		for (unsigned k = 0; k < total; k++)
+			o[k] = ovh[k * nr + i];
 		qsort(o, total, sizeof(*o), cmp_double);
 		v[i].overhead_ticks = o[total / 2];
 		free(o);

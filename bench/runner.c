@@ -9,14 +9,22 @@
  * descendant the command forks.  A second close-on-exec pipe carries the
  * errno of a failed exec back, so "no such command" is an error and not a
  * run that exited 127.
+ *
+ * A stop request (the caller's SIGINT handler sets o->stop) interrupts the
+ * child like a terminal's Ctrl-C would, kills it if it lingers, reaps it and
+ * returns what completed.  The wait is race-free: the stop signals are
+ * blocked except inside ppoll() on a pidfd of the child, which unblocks them
+ * atomically while it sleeps.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,6 +100,91 @@ static int reap(pid_t pid, int *status)
 	return 0;
 }
 
+/* How long an interrupted command may take to exit on its SIGINT before SIGKILL. */
+#define STOP_GRACE_NS 2e9
+
+/*
+ * Wait for pid.  When *stop becomes set, send it SIGINT, and SIGKILL once
+ * STOP_GRACE_NS have passed; *interrupted says it happened.  Without a
+ * pidfd (kernels before 5.3) the wait polls every 50 ms instead.
+ */
+static int wait_child(pid_t pid, const volatile sig_atomic_t *stop, int *status,
+		      bool *interrupted)
+{
+	sigset_t block, old;
+	double deadline = 0;
+	bool sent = false, killed = false;
+	int pfd, st, ret = 0;
+
+	if (!stop)
+		return reap(pid, status);
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	for (;;) {
+		struct pollfd p = { .fd = pfd, .events = POLLIN };
+		struct timespec ts = { 0, 50000000 }, *tsp = pfd >= 0 ? NULL : &ts;
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR) {
+			ret = -errno;
+			break;
+		}
+		if (*stop && !sent) {
+			kill(pid, SIGINT);
+			sent = true;
+			*interrupted = true;
+			deadline = now_ns() + STOP_GRACE_NS;
+		}
+		if (sent && !killed) {
+			double left = deadline - now_ns();
+
+			if (left <= 0) {
+				kill(pid, SIGKILL);
+				killed = true;
+			} else if (!tsp || left < 5e7) {
+				ts.tv_sec = (time_t)(left / 1e9);
+				ts.tv_nsec = (long)(left - (double)ts.tv_sec * 1e9);
+				tsp = &ts;
+			}
+		}
+		/* sleeps until the child exits, a stop signal arrives, or the timeout */
+		ppoll(pfd >= 0 ? &p : NULL, pfd >= 0 ? 1 : 0, tsp, &old);
+	}
+	if (pfd >= 0)
+		close(pfd);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!ret)
+		*status = decode_status(st);
+	return ret;
+}
+
+/* A failed pipe() or fork(), with what the user can do about it. */
+static int sys_fail(struct nl_diag *d, int err, const char *what)
+{
+	const char *hint = "";
+
+	switch (-err) {
+	case EMFILE:
+		hint = " (raise the file descriptor limit: ulimit -n)";
+		break;
+	case ENFILE:
+		hint = " (the system's open-file table is full: close files, or raise fs.file-max)";
+		break;
+	case EAGAIN:
+		hint = " (the process limit is reached: ulimit -u)";
+		break;
+	case ENOMEM:
+		hint = " (out of memory)";
+		break;
+	}
+	return nl_fail(d, err, "%s: %s%s", what, strerror(-err), hint);
+}
+
 /* In the child: pin, redirect, wait for the go byte (if any), exec; report a failed exec. */
 static void __attribute__((noreturn))
 child(char *const *argv, const cpu_set_t *cpus, bool to_stderr, int go, int err)
@@ -127,20 +220,21 @@ static int exec_error(int fd)
 }
 
 /* Fork and exec without counters: --pre, --post and dry runs. */
-static int run_plain(char *const *argv, const cpu_set_t *cpus, bool to_stderr, int *status,
+static int run_plain(char *const *argv, const cpu_set_t *cpus, bool to_stderr,
+		     const volatile sig_atomic_t *stop, int *status, bool *interrupted,
 		     struct nl_diag *d)
 {
 	int err[2], e, ret;
 	pid_t pid;
 
 	if (pipe2(err, O_CLOEXEC))
-		return nl_fail_errno(d, -errno, "pipe");
+		return sys_fail(d, -errno, "pipe");
 	pid = fork();
 	if (pid < 0) {
 		ret = -errno;
 		close(err[0]);
 		close(err[1]);
-		return nl_fail_errno(d, ret, "fork");
+		return sys_fail(d, ret, "fork");
 	}
 	if (pid == 0) {
 		close(err[0]);
@@ -149,7 +243,7 @@ static int run_plain(char *const *argv, const cpu_set_t *cpus, bool to_stderr, i
 	close(err[1]);
 	e = exec_error(err[0]);
 	close(err[0]);
-	ret = reap(pid, status);
+	ret = wait_child(pid, stop, status, interrupted);
 	if (ret)
 		return nl_fail_errno(d, ret, "waitpid");
 	if (e)
@@ -157,12 +251,13 @@ static int run_plain(char *const *argv, const cpu_set_t *cpus, bool to_stderr, i
 	return 0;
 }
 
-static int run_shell(const char *what, const char *cmd, bool to_stderr, struct nl_diag *d)
+static int run_shell(const char *what, const char *cmd, bool to_stderr,
+		     const volatile sig_atomic_t *stop, bool *interrupted, struct nl_diag *d)
 {
 	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
-	int status, ret = run_plain(argv, NULL, to_stderr, &status, d);
+	int status, ret = run_plain(argv, NULL, to_stderr, stop, &status, interrupted, d);
 
-	if (ret)
+	if (ret || *interrupted)
 		return ret;
 	if (status)
 		return nl_fail(d, -ECANCELED, "the %s command '%s' exited with status %d", what, cmd,
@@ -170,8 +265,10 @@ static int run_shell(const char *what, const char *cmd, bool to_stderr, struct n
 	return 0;
 }
 
+/* One counted run; *interrupted: a stop cut it short, run is not filled. */
 static int measured_run(const struct nl_runner_opts *o, const struct nl_event_list *l,
-			const struct nl_pass *pass, struct nl_stat_run *run, struct nl_diag *d)
+			const struct nl_pass *pass, struct nl_stat_run *run, bool *interrupted,
+			struct nl_diag *d)
 {
 	struct nl_group_opts go = { .cpu = -1, .inherit = true, .enable_on_exec = true };
 	int gop[2], err[2], ret, e, status = 0;
@@ -180,12 +277,12 @@ static int measured_run(const struct nl_runner_opts *o, const struct nl_event_li
 	pid_t pid;
 
 	if (pipe2(gop, O_CLOEXEC))
-		return nl_fail_errno(d, -errno, "pipe");
+		return sys_fail(d, -errno, "pipe");
 	if (pipe2(err, O_CLOEXEC)) {
 		ret = -errno;
 		close(gop[0]);
 		close(gop[1]);
-		return nl_fail_errno(d, ret, "pipe");
+		return sys_fail(d, ret, "pipe");
 	}
 	pid = fork();
 	if (pid < 0) {
@@ -194,7 +291,7 @@ static int measured_run(const struct nl_runner_opts *o, const struct nl_event_li
 		close(gop[1]);
 		close(err[0]);
 		close(err[1]);
-		return nl_fail_errno(d, ret, "fork");
+		return sys_fail(d, ret, "fork");
 	}
 	if (pid == 0) {
 		close(gop[1]);
@@ -208,11 +305,16 @@ static int measured_run(const struct nl_runner_opts *o, const struct nl_event_li
 	/* an empty pass times the command only (no counters usable at all) */
 	memset(&g, 0, sizeof(g));
 	ret = pass->nr ? nl_group_open(&g, l, pass, &go, d) : 0;
-	if (ret) {
+	if (ret || (o->stop && *o->stop)) {
 		/* closing the go pipe makes the child exit without exec */
 		close(gop[1]);
 		close(err[0]);
 		reap(pid, &status);
+		if (!ret) {
+			*interrupted = true;
+			if (pass->nr)
+				nl_group_close(&g);
+		}
 		return ret;
 	}
 	t0 = now_ns();
@@ -228,11 +330,12 @@ static int measured_run(const struct nl_runner_opts *o, const struct nl_event_li
 	close(gop[1]);
 	e = exec_error(err[0]);
 	close(err[0]);
-	ret = reap(pid, &status);
+	ret = wait_child(pid, o->stop, &status, interrupted);
 	t1 = now_ns();
-	if (ret) {
-		nl_group_close(&g);
-		return nl_fail_errno(d, ret, "waitpid");
+	if (ret || *interrupted) {
+		if (pass->nr)
+			nl_group_close(&g);
+		return ret ? nl_fail_errno(d, ret, "waitpid") : 0;
 	}
 	if (e) {
 		nl_group_close(&g);
@@ -278,18 +381,32 @@ int nl_stat_run(const struct nl_runner_opts *o, const struct nl_event_list *l,
 	for (unsigned rep = 0; rep < o->repeat; rep++) {
 		for (unsigned p = 0; p < plan->nr; p++) {
 			struct nl_stat_run *run = &out->runs[out->nr_runs];
-			int status;
+			bool stopped = o->stop && *o->stop;
+			int status = 0;
 
-			if (o->pre) {
-				ret = run_shell("--pre", o->pre, o->stdout_to_stderr, d);
+			if (!stopped && o->pre) {
+				ret = run_shell("--pre", o->pre, o->stdout_to_stderr, o->stop, &stopped,
+						d);
 				if (ret)
 					goto fail;
-				out->pre++;
+				out->pre += !stopped;
+			}
+			if (!stopped && o->dry_run) {
+				ret = run_plain(o->argv, o->cpus, o->stdout_to_stderr, o->stop, &status,
+						&stopped, d);
+				if (ret)
+					goto fail;
+			}
+			if (!stopped)
+				ret = measured_run(o, l, &plan->pass[p], run, &stopped, d);
+			if (ret)
+				goto fail;
+			if (stopped) {
+				/* what completed stands; the cut-short step is not counted */
+				out->interrupted = true;
+				return 0;
 			}
 			if (o->dry_run) {
-				ret = run_plain(o->argv, o->cpus, o->stdout_to_stderr, &status, d);
-				if (ret)
-					goto fail;
 				out->dry++;
 				/* the first failure says it; the summary counts the rest */
 				if (status && !dry_failed++)
@@ -298,18 +415,20 @@ int nl_stat_run(const struct nl_runner_opts *o, const struct nl_event_list *l,
 			}
 			run->pass = p;
 			run->rep = rep;
-			ret = measured_run(o, l, &plan->pass[p], run, d);
-			if (ret)
-				goto fail;
 			out->nr_runs++;
 			out->measured++;
 			if (run->status && !out->failed++)
 				nl_log(d, NL_LOG_WARN, "run %u (pass %u) exited with status %d", rep + 1,
 				       p + 1, run->status);
 			if (o->post) {
-				ret = run_shell("--post", o->post, o->stdout_to_stderr, d);
+				ret = run_shell("--post", o->post, o->stdout_to_stderr, o->stop, &stopped,
+						d);
 				if (ret)
 					goto fail;
+				if (stopped) {
+					out->interrupted = true;
+					return 0;
+				}
 				out->post++;
 			}
 			if (o->progress)

@@ -349,7 +349,7 @@ static void print_footprints(const struct nl_bench *b)
 	const struct nl_workload_run *fit = NULL, *big = NULL;
 
 	for (size_t i = 0; i < b->nr_w; i++) {
-		if (b->w[i].kind != NL_WL_CALLS || b->w[i].baseline < 0)
+		if (b->w[i].kind != NL_WL_CALLS || b->w[i].baseline < 0 || !b->w[i].measured)
 			continue;
 		if (b->w[i].fits_l1i && !fit)
 			fit = &b->w[i];
@@ -389,8 +389,17 @@ static void print_text(const struct nl_bench *b)
 	       o->builtin_default ? " (the built-in default: kernel NOP tables vs NOPL at entry)" : "",
 	       b->nr_w, b->nr_w == 1 ? "" : "s", o->method.reps);
 	for (size_t i = 0; i < b->nr_w; i++) {
-		print_workload(b, &b->w[i]);
-		print_compare(b, &b->w[i]);
+		const struct nl_workload_run *w = &b->w[i];
+
+		if (!w->measured) {
+			printf("\n%s: not measured (interrupted before it started)\n", w->name);
+			continue;
+		}
+		print_workload(b, w);
+		if (w->partial)
+			printf("  interrupted: partial results, %u of the %u repetitions asked for\n",
+			       w->reps, b->reps_asked);
+		print_compare(b, w);
 	}
 	print_footprints(b);
 	/* warnings went to stderr as they happened, and are in the JSON */
@@ -560,9 +569,17 @@ static json_t *bench_json(const struct nl_bench *b)
 		"aggregation", "per repetition: (min t(2n) - min t(n)) / n over the inner rounds",
 		"interleaving", "every variant once per round, in a fresh seeded order",
 		"threshold_pct", o->threshold_pct));
-	for (size_t i = 0; i < b->nr_w; i++)
-		json_array_append_new(wls, workload_json(&b->w[i]));
+	for (size_t i = 0; i < b->nr_w; i++) {
+		if (!b->w[i].measured)
+			continue;
+		json_t *wj = workload_json(&b->w[i]);
+
+		json_object_set_new(wj, "partial", json_boolean(b->w[i].partial));
+		json_object_set_new(wj, "repetitions", json_integer(b->w[i].reps));
+		json_array_append_new(wls, wj);
+	}
 	json_object_set_new(doc, "workloads", wls);
+	json_object_set_new(doc, "partial", json_boolean(b->interrupted));
 	for (size_t i = 0; i < b->nr_warnings; i++)
 		json_array_append_new(warn, json_string(b->warnings[i]));
 	json_object_set_new(doc, "warnings", warn);
@@ -824,8 +841,27 @@ int cmd_bench(int argc, char **argv)
 	c.t0 = c.last = nl_mono_raw_ns();
 	o->progress = progress;
 	o->progress_ctx = &c;
+	struct cli_stop stop;
+
+	o->stop = cli_stop_begin(&stop);
 	err = nl_bench_run(&b, o, &diag);
+	int stop_sig = cli_stop_end(&stop);
+
 	progress_clear(&c);
+	if (!err && b.interrupted) {
+		size_t measured = 0;
+
+		for (size_t i = 0; i < b.nr_w; i++)
+			measured += b.w[i].measured;
+		fprintf(stderr, "noplab bench: interrupted (%s): %s\n", strsignal(stop_sig),
+			measured ? "reporting what was measured, marked partial"
+				 : "nothing was measured yet");
+		if (!measured) {
+			nl_bench_free(&b);
+			cli_stop_reraise(stop_sig);
+			return NL_EXIT_ENV;
+		}
+	}
 	if (err) {
 		int st = cli_error("bench", NULL, err, &diag);
 
@@ -852,5 +888,7 @@ int cmd_bench(int argc, char **argv)
 			err = cli_error("bench", c.plot, perr, &diag);
 	}
 	nl_bench_free(&b);
+	/* after the results are out, end by the signal the user sent */
+	cli_stop_reraise(stop_sig);
 	return err;
 }

@@ -99,7 +99,10 @@ static void stat_usage(FILE *f)
 		"'#', ( +- x%% ) = standard error of the mean in percent of the mean.\n\n"
 		"Exit status: 0 measured; 1 COMMAND exited non-zero in a measured run (counts\n"
 		"still reported); 2 usage error or unknown event; 3 COMMAND cannot be run;\n"
-		"4 counters unusable, or --pre/--post failed.\n");
+		"4 counters unusable, or --pre/--post failed.\n"
+		"SIGINT (Ctrl-C) or SIGTERM stops the runs: the running COMMAND gets SIGINT (SIGKILL\n"
+		"2 s later), the runs completed so far are reported and saved marked partial, and\n"
+		"noplab stat then ends by the same signal (status 130 for SIGINT in a shell).\n");
 }
 
 /* JSON has no NaN or infinity: an undefined figure is null, never 0 */
@@ -345,9 +348,17 @@ static void print_report(FILE *f, const struct stat_report *r, const struct stat
 	size_t n = r->elapsed_n;
 
 	fprintf(f, "\n Performance counter stats for '%s'", r->cmdline);
-	if (o->repeat > 1)
+	if (r->data.interrupted) {
+		/* the runs that completed, in the form perf prints (and noplab diff reads) */
+		if (n > 1)
+			fprintf(f, " (%zu runs)", n);
+	} else if (o->repeat > 1) {
 		fprintf(f, " (%u runs)", o->repeat);
+	}
 	fprintf(f, ":\n\n");
+	if (r->data.interrupted)
+		fprintf(f, " # interrupted: partial results, %zu of %u repetitions completed; the run "
+			   "that was cut short is not counted\n\n", n, o->repeat);
 	if (r->plan.nr > 1)
 		fprintf(f, " # %zu counter passes: the command ran %zu times per repetition, once per "
 			   "group%s\n\n",
@@ -437,6 +448,7 @@ static json_t *report_json(const struct stat_report *r, const struct stat_opts *
 		json_array_append_new(argv, json_string(*a));
 	json_object_set_new(doc, "measured", json_pack("{s:o, s:s}", "argv", argv, "cmdline",
 						       r->cmdline));
+	json_object_set_new(doc, "partial", json_boolean(r->data.interrupted));
 	json_object_set_new(doc, "options", json_pack(
 		"{s:i, s:b, s:s?, s:s?, s:s?, s:b, s:s, s:o?}", "runs", (int)o->repeat, "dry_run",
 		o->dry_run, "pre", o->pre, "post", o->post, "cpus", o->cpu_list, "kernel",
@@ -627,7 +639,8 @@ int cmd_stat(int argc, char **argv)
 	struct nl_cpu cpu;
 	cpu_set_t cpus;
 	bool have_cpu;
-	int c, err, status = NL_EXIT_OK;
+	int c, err, status = NL_EXIT_OK, stop_sig = 0;
+	struct cli_stop stop;
 
 	optind = 1;
 	/* "+": stop at the command, whose options are its own */
@@ -711,13 +724,27 @@ int cmd_stat(int argc, char **argv)
 		ro.progress = progress_cb;
 		ro.progress_ctx = &prog;
 	}
+	/* SIGINT/SIGTERM stop the runs; the runner interrupts and reaps the command */
+	ro.stop = cli_stop_begin(&stop);
 	err = nl_stat_run(&ro, &r->evs, &r->plan, &r->data, &diag);
+	stop_sig = cli_stop_end(&stop);
+	if (!r->data.interrupted)
+		stop_sig = 0;	/* the signal came after the last run: a normal end */
 	if (prog.shown)
 		fprintf(stderr, "\r%40s\r", "");
 	if (err) {
 		status = cli_error("stat", NULL, err, &diag);
 		goto out;
 	}
+	if (r->data.interrupted && !r->data.measured) {
+		fprintf(stderr, "noplab stat: interrupted (%s) before the first measured run "
+				"completed: nothing to report\n", strsignal(stop_sig));
+		goto out;
+	}
+	if (r->data.interrupted)
+		nl_log(&diag, NL_LOG_WARN, "interrupted (%s) after %u of %u measured runs: reporting "
+					   "those, marked partial", strsignal(stop_sig),
+		       r->data.measured, o.repeat * (unsigned)r->plan.nr);
 	err = collect(r, &diag);
 	if (err) {
 		status = cli_error("stat", NULL, err, &diag);
@@ -755,5 +782,7 @@ int cmd_stat(int argc, char **argv)
 out:
 	free_report(r);
 	free(r);
+	/* end the way the signal would have: a calling shell script stops too */
+	cli_stop_reraise(stop_sig);
 	return status;
 }

@@ -28,6 +28,7 @@
  * one run to the next.  NL_PLACE_SEPARATE keeps that behaviour for study.
  */
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,6 +74,11 @@ struct nl_bench_opts {
 	/* optional progress: what is running and the fraction of the whole run done */
 	void (*progress)(void *ctx, const char *what, double done);
 	void *progress_ctx;
+	/*
+	 * Optional: set by the caller's SIGINT handler.  The run stops after the
+	 * repetition in progress; what was measured is summarised and kept.
+	 */
+	const volatile sig_atomic_t *stop;
 };
 
 void nl_bench_opts_default(struct nl_bench_opts *o);
@@ -126,6 +132,9 @@ struct nl_workload_run {
 	unsigned nr_cand, chosen;	/* candidate buffers scored (0: none), the one kept */
 	double cand_score[NL_BENCH_MAX_CANDIDATES]; /* mean TSC ticks per call of all variants */
 	uint64_t emit_addr;		/* where its code ran (for --emit-elf) */
+	bool measured;			/* false: never reached (the run was stopped before) */
+	bool partial;			/* stopped: fewer repetitions than asked for */
+	unsigned reps;			/* measured repetitions its figures hold */
 };
 
 struct nl_bench_env {
@@ -155,6 +164,8 @@ struct nl_bench {
 	double seconds;
 	char warnings[4][256];	/* said once, also through the diag sink */
 	size_t nr_warnings;
+	bool interrupted;	/* stopped through opts.stop: the results are partial */
+	unsigned reps_asked;	/* the repetitions asked for (opts.method.reps before a stop) */
 };
 
 /* Generate, measure, summarise and compare.  Returns 0 or a negative error (diag says why). */

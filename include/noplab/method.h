@@ -29,6 +29,7 @@
  * generated code did not run as planned, and the run fails.
  */
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,6 +72,7 @@ struct nl_mvar {
 	double overhead_ticks;		/* median of t(n) - n * per-iteration: what differencing cancels */
 	unsigned extra_rounds;		/* rounds added because a repetition's minima disagreed */
 	unsigned redone_reps;		/* repetitions measured again: disturbed as a whole */
+	unsigned reps_done;		/* measured repetitions completed (< reps when stopped) */
 };
 
 struct nl_method {
@@ -99,11 +101,20 @@ struct nl_method {
 	/* optional progress callback: fraction done, 0..1 */
 	void (*progress)(void *ctx, double done);
 	void *progress_ctx;
+	/*
+	 * Optional: set by the caller's SIGINT handler.  Checked between
+	 * repetitions; the method then returns -EINTR with reps_done telling
+	 * how many measured repetitions hold results.
+	 */
+	const volatile sig_atomic_t *stop;
 };
 
 void nl_method_default(struct nl_method *m);
 
-/* Measure nr variants.  Returns 0, -NL_E_USAGE (bad settings) or -EIO (checksum mismatch). */
+/*
+ * Measure nr variants.  Returns 0, -NL_E_USAGE (bad settings), -EIO (checksum
+ * mismatch) or -EINTR (stopped through m->stop; v[].reps_done says how far).
+ */
 int nl_method_run(const struct nl_method *m, struct nl_mvar *v, size_t nr, struct nl_diag *d);
 
 #endif

@@ -14,6 +14,7 @@
  */
 
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -30,6 +31,14 @@ struct nl_runner_opts {
 	/* called after each measured run (for a progress line), may be NULL */
 	void (*progress)(void *ctx, unsigned done, unsigned total);
 	void *progress_ctx;
+	/*
+	 * Set (by the caller's SIGINT/SIGTERM handler) to stop: the running child
+	 * gets SIGINT, then SIGKILL if it is still there 2 s later, is reaped, and
+	 * nl_stat_run() returns 0 with the runs completed so far and
+	 * nl_stat_data.interrupted set.  The run that was cut short is not kept.
+	 * The handler must be installed without SA_RESTART.  NULL: never stop.
+	 */
+	const volatile sig_atomic_t *stop;
 };
 
 struct nl_stat_run {
@@ -44,6 +53,7 @@ struct nl_stat_data {
 	struct nl_stat_run *runs; /* repeat x passes, in the order they ran */
 	unsigned measured, dry, pre, post; /* how many of each ran */
 	unsigned failed;	/* measured runs with a non-zero status */
+	bool interrupted;	/* *stop was set: runs holds what completed before it */
 };
 
 /* "0,2-3" -> a CPU set; -NL_E_USAGE for anything else or CPUs this machine lacks. */
@@ -53,7 +63,7 @@ int nl_parse_cpu_list(const char *list, cpu_set_t *set, struct nl_diag *d);
  * Run and count.  A command that cannot be executed is an error (-ENOENT,
  * -EACCES ...); a --pre/--post command that fails stops the runs
  * (-ECANCELED); a measured command that exits non-zero is counted and
- * reported in failed.
+ * reported in failed.  A stop request (o->stop) is not an error: see there.
  */
 int nl_stat_run(const struct nl_runner_opts *o, const struct nl_event_list *l,
 		const struct nl_plan *plan, struct nl_stat_data *out, struct nl_diag *d);
