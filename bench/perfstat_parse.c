@@ -147,7 +147,8 @@ static void parse_header(const char *line, struct nl_results *r, struct text_sta
 		char *end;
 		unsigned long n = strtoul(runs + 1, &end, 10);
 
-		if (end != runs + 1 && !strncmp(end, " runs)", 6))
+		/* a count no measurement reaches is a damaged header: keep the default */
+		if (end != runs + 1 && !strncmp(end, " runs)", 6) && n >= 1 && n <= 1000000000ul)
 			r->runs = n;
 	}
 }

@@ -33,6 +33,26 @@ static bool num(json_t *o, const char *key, double *v)
 	return true;
 }
 
+/*
+ * A run count from a JSON number: 0 when absent, -NL_E_FORMAT when it is not
+ * a count (negative, fractional, or beyond any real measurement; converting
+ * such a double to size_t would be undefined).
+ */
+#define RUNS_MAX 1e9
+
+static int runs_of(json_t *o, const char *key, size_t *out, struct nl_diag *d)
+{
+	double v;
+
+	*out = 0;
+	if (!num(o, key, &v))
+		return 0;
+	if (!(v >= 0 && v <= RUNS_MAX) || v != floor(v))
+		return nl_fail(d, -NL_E_FORMAT, "\"%s\": %g is not a run count", key, v);
+	*out = (size_t)v;
+	return 0;
+}
+
 /* One figure or event object into a series. */
 static int read_series(json_t *o, const char *name, size_t dflt_runs, struct nl_results *r,
 		       struct nl_diag *d)
@@ -40,6 +60,8 @@ static int read_series(json_t *o, const char *name, size_t dflt_runs, struct nl_
 	struct nl_series *s = nl_results_add(r, name);
 	json_t *runs = json_object_get(o, "runs");
 	double mean, sem_pct = 0, v;
+	size_t n_runs;
+	int ret;
 
 	if (!s)
 		return -ENOMEM;
@@ -52,7 +74,6 @@ static int read_series(json_t *o, const char *name, size_t dflt_runs, struct nl_
 	if (json_is_array(runs) && json_array_size(runs)) {
 		size_t n = json_array_size(runs);
 		double *vals = malloc(n * sizeof(*vals));
-		int ret;
 
 		if (!vals)
 			return -ENOMEM;
@@ -77,8 +98,10 @@ static int read_series(json_t *o, const char *name, size_t dflt_runs, struct nl_
 		return 0;
 	}
 	num(o, "sem_pct", &sem_pct);
-	if (num(o, "n", &v) && v >= 1)
-		dflt_runs = (size_t)v;
+	if ((ret = runs_of(o, "n", &n_runs, d)))
+		return ret;
+	if (n_runs)
+		dflt_runs = n_runs;
 	if (nl_series_set_summary(s, mean, sem_pct, dflt_runs))
 		return nl_fail(d, -NL_E_FORMAT, "%s: bad mean or sem_pct", name);
 	s->has_sem = dflt_runs >= 2 && json_is_number(json_object_get(o, "sem_pct"));
@@ -88,15 +111,14 @@ static int read_series(json_t *o, const char *name, size_t dflt_runs, struct nl_
 static int read_stat(json_t *doc, struct nl_results *r, struct nl_diag *d)
 {
 	json_t *events = json_object_get(doc, "events"), *ev, *el, *nm;
-	double runs = 0;
 	size_t i;
 	int ret;
 
 	snprintf(r->format, sizeof(r->format), "noplab-stat");
 	snprintf(r->command, sizeof(r->command), "%s",
 		 str_or(json_object_get(doc, "measured"), "cmdline", ""));
-	num(json_object_get(doc, "options"), "runs", &runs);
-	r->runs = runs > 0 ? (size_t)runs : 0;
+	if ((ret = runs_of(json_object_get(doc, "options"), "runs", &r->runs, d)))
+		return ret;
 	json_array_foreach(events, i, ev) {
 		const char *name = json_string_value(json_object_get(ev, "name"));
 
@@ -130,14 +152,14 @@ static int read_bench(json_t *doc, struct nl_results *r, struct nl_diag *d)
 {
 	json_t *wl, *var;
 	size_t i, j;
-	double reps = 0;
+	int ret;
 
 	snprintf(r->format, sizeof(r->format), "noplab-bench");
 	/* the repetition count, wherever bench keeps it */
-	if (!num(json_object_get(doc, "options"), "runs", &reps) &&
-	    !num(json_object_get(doc, "method"), "repetitions", &reps))
-		num(doc, "repetitions", &reps);
-	r->runs = reps > 0 ? (size_t)reps : 0;
+	if ((ret = runs_of(json_object_get(doc, "options"), "runs", &r->runs, d)) ||
+	    (!r->runs && (ret = runs_of(json_object_get(doc, "method"), "repetitions", &r->runs, d))) ||
+	    (!r->runs && (ret = runs_of(doc, "repetitions", &r->runs, d))))
+		return ret;
 	json_array_foreach(json_object_get(doc, "workloads"), i, wl) {
 		const char *wname = str_or(wl, "name", "workload");
 
@@ -147,7 +169,6 @@ static int read_bench(json_t *doc, struct nl_results *r, struct nl_diag *d)
 
 			json_object_foreach(json_object_get(var, "figures"), fname, fig) {
 				char name[128];
-				int ret;
 
 				snprintf(name, sizeof(name), "%s/%s/%s", wname, vname, fname);
 				if (json_is_null(fig)) {
