@@ -72,8 +72,8 @@ struct nl_elf {
 };
 
 /*
- * 16 Mi records, about 1.2 GiB with the per-function records scan derives from
- * them.  A distribution vmlinux has ~0.2 M symbols; a vmlinux.o ~4 M relocations.
+ * 16 Mi records: as symbols (72 bytes each), 1.1 GiB before any analysis.
+ * Debian's 6.1 cloud vmlinux has 119,021 symbols.
  */
 #define NL_ELF_MAX_RECORDS (16ull << 20)
 
