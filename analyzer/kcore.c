@@ -97,19 +97,38 @@ int nl_kcore_open(const char *path, struct nl_kcore **out, struct nl_diag *d)
 	return 0;
 }
 
+static const Elf64_Phdr *segment_at(const struct nl_kcore *kc, uint64_t addr)
+{
+	for (size_t i = 0; i < kc->nr_load; i++)
+		if (addr >= kc->load[i].p_vaddr && addr - kc->load[i].p_vaddr < kc->load[i].p_filesz)
+			return &kc->load[i];
+	return NULL;
+}
+
+int nl_kcore_covers(const struct nl_kcore *kc, uint64_t addr, uint64_t len, struct nl_diag *d)
+{
+	while (len) {
+		const Elf64_Phdr *seg = segment_at(kc, addr);
+
+		if (!seg)
+			return nl_fail(d, -EFAULT, "kcore: %#" PRIx64 " is in no PT_LOAD segment", addr);
+		uint64_t n = seg->p_vaddr + seg->p_filesz - addr;
+
+		if (n >= len)
+			break;
+		addr += n;
+		len -= n;
+	}
+	return 0;
+}
+
 int nl_kcore_read(struct nl_kcore *kc, uint64_t addr, void *buf, size_t len, struct nl_diag *d)
 {
 	uint8_t *p = buf;
 
 	while (len) {
-		const Elf64_Phdr *seg = NULL;
+		const Elf64_Phdr *seg = segment_at(kc, addr);
 
-		for (size_t i = 0; i < kc->nr_load; i++)
-			if (addr >= kc->load[i].p_vaddr &&
-			    addr - kc->load[i].p_vaddr < kc->load[i].p_filesz) {
-				seg = &kc->load[i];
-				break;
-			}
 		if (!seg)
 			return nl_fail(d, -EFAULT, "kcore: %#" PRIx64 " is in no PT_LOAD segment", addr);
 		uint64_t n = seg->p_vaddr + seg->p_filesz - addr;

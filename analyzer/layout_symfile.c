@@ -107,10 +107,13 @@ int nl_layout_input_read_kcore(struct nl_layout_input *in, struct nl_kcore *kc,
 		if (s->size > KCORE_TEXT_MAX)
 			return nl_fail(d, -NL_E_LIMIT, "%s is %" PRIu64 " bytes: not reading that from kcore",
 				       s->name, s->size);
-		buf = malloc(s->size);
-		if (!buf)
+		/* a hole is found before the buffer (up to KCORE_TEXT_MAX) is allocated */
+		buf = NULL;
+		ret = nl_kcore_covers(kc, s->addr, s->size, d);
+		if (!ret && !(buf = malloc(s->size)))
 			return nl_fail_errno(d, -ENOMEM, "%s", s->name);
-		ret = nl_kcore_read(kc, s->addr, buf, s->size, d);
+		if (!ret)
+			ret = nl_kcore_read(kc, s->addr, buf, s->size, d);
 		if (ret) {
 			free(buf);
 			/* init text is freed after boot: losing it costs less than the audit */

@@ -23,6 +23,8 @@ int nl_kcore_open(const char *path, struct nl_kcore **out, struct nl_diag *d);
  * PT_LOAD segment; -errno when the read fails (the kernel refuses some ranges).
  */
 int nl_kcore_read(struct nl_kcore *kc, uint64_t addr, void *buf, size_t len, struct nl_diag *d);
+/* 0 when PT_LOAD segments cover [addr, addr + len), else -EFAULT naming the first hole. */
+int nl_kcore_covers(const struct nl_kcore *kc, uint64_t addr, uint64_t len, struct nl_diag *d);
 /* Number of PT_LOAD segments. */
 size_t nl_kcore_segments(const struct nl_kcore *kc);
 void nl_kcore_close(struct nl_kcore *kc);
