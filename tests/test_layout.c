@@ -577,6 +577,18 @@ static void test_live(void **state)
 	assert_non_null(strstr(out, "--live: "));
 	assert_non_null(strstr(out, "continuing with symbols only"));
 	free(out);
+	/*
+	 * text that the core covers only in part: the hole is named and found before
+	 * a buffer for the whole (255 MiB here) is allocated
+	 */
+	snprintf(args, sizeof(args), "%s/kallsyms-hole", dir);
+	write_file(args, "ffffffff81000000 T _text\nffffffff90f00000 T _etext\n", 51);
+	snprintf(args, sizeof(args), "layout --kallsyms %s/kallsyms-hole --live=%s 2>&1 >/dev/null",
+		 dir, core);
+	assert_int_equal(run(args, &out), 0);
+	assert_non_null(strstr(out, "kcore: 0xffffffff81000200 is in no PT_LOAD segment; "
+				    "continuing with symbols only"));
+	free(out);
 	/* a file that is not a core */
 	snprintf(args, sizeof(args), "layout --kallsyms %s --live=%s 2>&1 >/dev/null", ks, ks);
 	assert_int_equal(run(args, &out), 0);
