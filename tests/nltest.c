@@ -66,6 +66,26 @@ char *nltest_tmpdir(const char *tag)
 	return path;
 }
 
+int nltest_rmtree(char *dir)
+{
+	char *cmd;
+	int ret;
+
+	if (!dir)
+		return 0;
+	cmd = malloc(strlen(dir) + 16);
+	if (!cmd) {
+		free(dir);
+		return -1;
+	}
+	/* the directory comes from mkdtemp(): no quote in it */
+	sprintf(cmd, "rm -rf '%s'", dir);
+	ret = nltest_run(cmd, NULL) ? -1 : 0;
+	free(cmd);
+	free(dir);
+	return ret;
+}
+
 const char *nltest_noplab(void)
 {
 	const char *bin = getenv("NOPLAB_BIN");

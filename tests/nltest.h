@@ -28,6 +28,8 @@ int nltest_run(const char *cmd, char **out);
 
 /* A fresh directory under $TMPDIR for one test's files; caller frees. */
 char *nltest_tmpdir(const char *tag);
+/* Remove a directory from nltest_tmpdir() with what is in it, and free the path.  0 or -1. */
+int nltest_rmtree(char *dir);
 
 /* Path of the built noplab binary (from the NOPLAB_BIN environment variable). */
 const char *nltest_noplab(void);

@@ -165,7 +165,7 @@ static void test_text_and_output_file(void **state)
 		fail_msg("%s: %s", path, err.text);
 	assert_int_equal(json_array_size(json_object_get(doc, "workloads")), 1);
 	json_decref(doc);
-	free(dir);
+	nltest_rmtree(dir);
 }
 
 struct usage_row {
@@ -229,7 +229,7 @@ static void test_emit_elf(void **state)
 	assert_non_null(strstr(out, "0f 1f 44 00 00       \tnopl   0x0(%rax,%rax,1)"));
 	assert_non_null(strstr(out, "66 66 66 66 90       \tdata16"));
 	free(out);
-	free(dir);
+	nltest_rmtree(dir);
 }
 
 /* The round trip the issue asks for: what bench ran, `noplab scan` audits. */
@@ -262,7 +262,7 @@ static void test_scan_round_trip(void **state)
 		json_decref(doc);
 		free(out);
 	}
-	free(dir);
+	nltest_rmtree(dir);
 }
 
 static void test_sim(void **state)

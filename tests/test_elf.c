@@ -41,13 +41,9 @@ static int build_fixtures(void **state)
 static int remove_fixtures(void **state)
 {
 	struct fx_dir *fx = *state;
-	char cmd[1024];
-
 	if (!fx)
 		return 0;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
-	nltest_run(cmd, NULL);
-	free(fx->dir);
+	nltest_rmtree(fx->dir);
 	free(fx);
 	return 0;
 }

@@ -146,7 +146,7 @@ static void test_objdump_round_trip(void **state)
 		nl_codebuf_unmap(&cb);
 		nl_image_free(&img);
 	}
-	free(dir);
+	nltest_rmtree(dir);
 }
 
 /* Several variants in one file: one section each, symbols prefixed. */
@@ -174,7 +174,7 @@ static void test_multi_part_prefixed(void **state)
 	assert_null(strstr(out, "<calls-8.p6:5.fn_00000>:"));
 	free(out);
 	nl_image_free(&a);
-	free(dir);
+	nltest_rmtree(dir);
 }
 
 struct sim_row {
@@ -231,7 +231,7 @@ static void test_cachegrind(void **state)
 			row_fail(r, "cachegrind simulated '%s'", res.i1_desc);
 		nl_image_free(&img);
 	}
-	free(dir);
+	nltest_rmtree(dir);
 }
 
 int main(void)

@@ -45,13 +45,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct ctx *c = *state;
-	char cmd[600];
-
 	if (!c)
 		return 0;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", c->dir);
-	nltest_run(cmd, NULL);
-	free(c->dir);
+	nltest_rmtree(c->dir);
 	free(c);
 	return 0;
 }

@@ -123,13 +123,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *fx = *state;
-	char cmd[700];
-
 	if (!fx)
 		return 0;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
-	nltest_run(cmd, NULL);
-	free(fx->dir);
+	nltest_rmtree(fx->dir);
 	free(fx->elf);
 	free(fx);
 	return 0;

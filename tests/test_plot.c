@@ -424,13 +424,9 @@ int main(void)
 		return 1;
 	ret = cmocka_run_group_tests(tests, NULL, NULL);
 	cli_plot_release();
-	if (!ret) {
-		char cmd[512];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd))
-			ret = 1;
-	}
-	free(dir);
+	if (ret)
+		free(dir);	/* the files of a failed run stay, to look at */
+	else if (nltest_rmtree(dir))
+		ret = 1;
 	return ret;
 }

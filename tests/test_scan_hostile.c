@@ -462,13 +462,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *fx = *state;
-	char cmd[1024];
-
 	if (!fx)
 		return 0;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
-	nltest_run(cmd, NULL);
-	free(fx->dir);
+	nltest_rmtree(fx->dir);
 	free(fx->elf.p);
 	free(fx);
 	return 0;

@@ -122,9 +122,7 @@ static void test_read_nm(void **state)
 	snprintf(path, sizeof(path), "%s/missing", dir);
 	assert_int_equal(nl_symfile_read(path, &sf, &d), -2 /* -ENOENT */);
 	assert_non_null(strstr(d.msg, "missing"));
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	nltest_run(cmd, NULL);
-	free(dir);
+	nltest_rmtree(dir);
 }
 
 int main(void)
