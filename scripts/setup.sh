@@ -12,7 +12,7 @@ PACKAGES="build-essential cmake pkg-config binutils valgrind linux-perf \
   libcapstone-dev libelf-dev libpfm4-dev libjansson-dev libgsl-dev \
   liblzma-dev libzstd-dev zlib1g-dev libcairo2-dev libcmocka-dev \
   libxml2-utils chromium \
-  xz-utils zstd"
+  xz-utils zstd python3"
 
 missing=
 for p in $PACKAGES; do
