@@ -15,27 +15,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct nl_elf_opts eo = { .max_decompressed = FZ_CAP };
 	static const uint8_t xz[] = { 0xfd, '7', 'z', 'X', 'Z', 0 }, zst[] = { 0x28, 0xb5, 0x2f, 0xfd };
-	uint8_t *buf;
-	struct nl_elf *elf = NULL;
-	struct nl_diag d;
 
-	if (!(size >= 6 && !memcmp(data, xz, 6)) && !(size >= 4 && !memcmp(data, zst, 4)) &&
-	    !(size >= 3 && data[0] == 0x1f && data[1] == 0x8b && data[2] == 8))
-		return 0;
-	buf = fz_dup(data, size);
-	if (!buf)
-		return 0;
-	nl_diag_init(&d);
-	if (!nl_elf_open_mem("fuzz.ko", buf, size, &eo, &elf, &d)) {
-		FZ_ASSERT(elf->compression != NULL);
-		FZ_ASSERT(elf->file_size <= FZ_CAP);
-		fz_elf_scan(elf);
-		nl_elf_close(elf);
-	} else {
-		FZ_ASSERT(d.msg[0]);
-	}
-	free(buf);
+	if ((size >= 6 && !memcmp(data, xz, 6)) || (size >= 4 && !memcmp(data, zst, 4)) ||
+	    (size >= 3 && data[0] == 0x1f && data[1] == 0x8b && data[2] == 8))
+		fz_open_and_scan("fuzz.ko", data, size, FZ_CAP, true);
 	return 0;
 }

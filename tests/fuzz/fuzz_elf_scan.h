@@ -7,6 +7,8 @@
  * by the plain and the compressed-module harness.  Checks the invariants a
  * caller relies on (sorted lists, bytes inside the image).
  */
+#include <stdbool.h>
+
 #include "fuzz_common.h"
 #include "noplab/elf.h"
 #include "noplab/scan.h"
@@ -72,6 +74,35 @@ static inline void fz_elf_scan(const struct nl_elf *elf)
 	nl_seq_hist_sort(&total.padding.seqs);
 	nl_scan_summary_release(&total);
 	nl_scan_free(r);
+}
+
+/*
+ * Open a copy of the input as an ELF file (decompressing up to cap) and scan
+ * it; a refusal must say why.  compressed: the input is a compressed stream,
+ * so what opens must say so and fit the cap.
+ */
+static inline void fz_open_and_scan(const char *name, const uint8_t *data, size_t size,
+				    uint64_t cap, bool compressed)
+{
+	struct nl_elf_opts eo = { .max_decompressed = cap };
+	uint8_t *buf = fz_dup(data, size);
+	struct nl_elf *elf = NULL;
+	struct nl_diag d;
+
+	if (!buf)
+		return;
+	nl_diag_init(&d);
+	if (!nl_elf_open_mem(name, buf, size, &eo, &elf, &d)) {
+		if (compressed) {
+			FZ_ASSERT(elf->compression != NULL);
+			FZ_ASSERT(elf->file_size <= cap);
+		}
+		fz_elf_scan(elf);
+		nl_elf_close(elf);
+	} else {
+		FZ_ASSERT(d.msg[0]);
+	}
+	free(buf);
 }
 
 #endif
