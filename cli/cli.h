@@ -52,6 +52,11 @@ void cli_diag_init_file(struct nl_diag *d, struct cli_sink *ctx, const char *cmd
 
 /* "64M", "1G", "512K", "4096" (binary multiples, optional "iB"/"B") -> bytes; 0 or -1. */
 int cli_parse_bytes(const char *s, uint64_t *out);
+/*
+ * --max-decompressed / --max-records: a positive size or count (K/M/G) into
+ * *out; NL_EXIT_OK, or the usage error's status after saying what is wrong.
+ */
+int cli_limit_opt(const char *cmd, const char *opt, const char *arg, uint64_t *out);
 
 /* A JSON document with the common header: tool, version, command. */
 json_t *cli_json_doc(const char *command);

@@ -859,7 +859,7 @@ int cmd_layout(int argc, char **argv)
 	};
 	struct layout_cli_opts o = { .kcore = "/proc/kcore", .threads = 2 };
 	const char *kallsyms = NULL;
-	int c;
+	int c, bad;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jo:fJr:S:s:t:h", longopts, NULL)) != -1) {
@@ -885,15 +885,12 @@ int cmd_layout(int argc, char **argv)
 				return cli_usage_error("layout", "bad --threads '%s' (1..64)", optarg);
 			break;
 		case 'M':
-			if (cli_parse_bytes(optarg, &o.max_decompressed) || !o.max_decompressed)
-				return cli_usage_error("layout",
-						       "bad --max-decompressed '%s' (bytes, or K/M/G)",
-						       optarg);
+			if ((bad = cli_limit_opt("layout", "max-decompressed", optarg, &o.max_decompressed)))
+				return bad;
 			break;
 		case 'R':
-			if (cli_parse_bytes(optarg, &o.max_records) || !o.max_records)
-				return cli_usage_error("layout", "bad --max-records '%s' (a count, or K/M)",
-						       optarg);
+			if ((bad = cli_limit_opt("layout", "max-records", optarg, &o.max_records)))
+				return bad;
 			break;
 		case 'h': layout_usage(stdout); return NL_EXIT_OK;
 		default: layout_usage(stderr); return NL_EXIT_USAGE;

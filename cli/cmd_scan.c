@@ -577,7 +577,7 @@ int cmd_scan(int argc, char **argv)
 	struct scan_cli_opts o = { 0 };
 	struct total t;
 	FILE *jout = NULL;
-	int c, status = NL_EXIT_OK;
+	int c, bad, status = NL_EXIT_OK;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jo:fs:t:h", longopts, NULL)) != -1) {
@@ -594,15 +594,12 @@ int cmd_scan(int argc, char **argv)
 				return cli_usage_error("scan", "bad --threads '%s' (1..64)", optarg);
 			break;
 		case 'M':
-			if (cli_parse_bytes(optarg, &o.max_decompressed) || !o.max_decompressed)
-				return cli_usage_error("scan",
-						       "bad --max-decompressed '%s' (bytes, or K/M/G)",
-						       optarg);
+			if ((bad = cli_limit_opt("scan", "max-decompressed", optarg, &o.max_decompressed)))
+				return bad;
 			break;
 		case 'R':
-			if (cli_parse_bytes(optarg, &o.max_records) || !o.max_records)
-				return cli_usage_error("scan", "bad --max-records '%s' (a count, or K/M)",
-						       optarg);
+			if ((bad = cli_limit_opt("scan", "max-records", optarg, &o.max_records)))
+				return bad;
 			break;
 		case 'h': scan_usage(stdout); return NL_EXIT_OK;
 		default: scan_usage(stderr); return NL_EXIT_USAGE;

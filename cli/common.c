@@ -119,6 +119,14 @@ int cli_parse_bytes(const char *s, uint64_t *out)
 	return 0;
 }
 
+int cli_limit_opt(const char *cmd, const char *opt, const char *arg, uint64_t *out)
+{
+	if (!cli_parse_bytes(arg, out) && *out)
+		return NL_EXIT_OK;
+	return cli_usage_error(cmd, "bad --%s '%s' (%s)", opt, arg,
+			       strcmp(opt, "max-records") ? "bytes, or K/M/G" : "a count, or K/M");
+}
+
 json_t *cli_json_doc(const char *command)
 {
 	return json_pack("{s:s, s:s, s:s}", "tool", "noplab", "version", NOPLAB_VERSION,
