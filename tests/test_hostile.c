@@ -9,79 +9,14 @@
  * never anything in between.
  */
 #include <errno.h>
-#include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include "nltest.h"
+#include "nltest_compress.h"
 #include "noplab/elf.h"
-
-enum fmt { XZ, ZSTD, GZIP, NR_FMT };
-static const char *const fmt_name[NR_FMT] = { "xz", "zstd", "gzip" };
-
-struct buf {
-	uint8_t *p;
-	size_t len;
-};
-
-static struct buf compress_xz(const uint8_t *in, size_t len)
-{
-	struct buf b = { malloc(lzma_stream_buffer_bound(len)), 0 };
-	size_t pos = 0;
-
-	assert_non_null(b.p);
-	assert_int_equal(lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, NULL, in, len, b.p, &pos,
-						 lzma_stream_buffer_bound(len)), LZMA_OK);
-	b.len = pos;
-	return b;
-}
-
-/* With the content checksum, as the zstd tool (and kmod's modules) write it by default. */
-static struct buf compress_zstd(const uint8_t *in, size_t len)
-{
-	struct buf b = { malloc(ZSTD_compressBound(len)), 0 };
-	ZSTD_CCtx *c = ZSTD_createCCtx();
-
-	assert_non_null(b.p);
-	assert_non_null(c);
-	assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1)));
-	b.len = ZSTD_compress2(c, b.p, ZSTD_compressBound(len), in, len);
-	assert_false(ZSTD_isError(b.len));
-	ZSTD_freeCCtx(c);
-	return b;
-}
-
-static struct buf compress_gzip(const uint8_t *in, size_t len)
-{
-	z_stream z;
-	struct buf b;
-
-	memset(&z, 0, sizeof(z));
-	assert_int_equal(deflateInit2(&z, 9, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
-	b.p = malloc(deflateBound(&z, len));
-	assert_non_null(b.p);
-	z.next_in = (Bytef *)(uintptr_t)in;
-	z.avail_in = (uInt)len;
-	z.next_out = b.p;
-	z.avail_out = (uInt)deflateBound(&z, len);
-	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-	b.len = z.total_out;
-	deflateEnd(&z);
-	return b;
-}
-
-static struct buf compress_as(enum fmt f, const uint8_t *in, size_t len)
-{
-	switch (f) {
-	case XZ: return compress_xz(in, len);
-	case ZSTD: return compress_zstd(in, len);
-	default: return compress_gzip(in, len);
-	}
-}
 
 struct fixture {
 	char *dir;
@@ -132,7 +67,7 @@ static int teardown(void **state)
 }
 
 /* Open with a cap; returns the error, checks the message/ image invariants either way. */
-static int open_capped(const struct buf *b, uint64_t cap, const struct fixture *fx, enum fmt f)
+static int open_capped(const struct nltest_buf *b, uint64_t cap, const struct fixture *fx, enum nltest_fmt f)
 {
 	struct nl_elf_opts eo = { .max_decompressed = cap };
 	struct nl_elf *elf = NULL;
@@ -144,14 +79,14 @@ static int open_capped(const struct buf *b, uint64_t cap, const struct fixture *
 	if (err) {
 		assert_null(elf);
 		if (!d.msg[0])
-			fail_msg("%s: error %d without a message", fmt_name[f], err);
+			fail_msg("%s: error %d without a message", nltest_fmt_name[f], err);
 		return err;
 	}
 	assert_non_null(elf);
 	assert_non_null(elf->compression);
-	assert_string_equal(elf->compression, fmt_name[f]);
+	assert_string_equal(elf->compression, nltest_fmt_name[f]);
 	if (fx && elf->file_size != fx->len)
-		fail_msg("%s: %llu bytes out, want %zu", fmt_name[f],
+		fail_msg("%s: %llu bytes out, want %zu", nltest_fmt_name[f],
 			 (unsigned long long)elf->file_size, fx->len);
 	nl_elf_close(elf);
 	return 0;
@@ -174,8 +109,8 @@ static void test_cap_boundaries(void **state)
 		{ SRC_LINE, 1L << 40, 0 },	/* a huge cap is no promise to allocate it */
 	};
 
-	for (int f = 0; f < NR_FMT; f++) {
-		struct buf b = compress_as(f, fx->elf, fx->len);
+	for (int f = 0; f < NLTEST_NR_FMT; f++) {
+		struct nltest_buf b = nltest_compress(f, fx->elf, fx->len, false);
 
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 			uint64_t cap = (uint64_t)((long)fx->len + rows[i].delta);
@@ -183,7 +118,7 @@ static void test_cap_boundaries(void **state)
 
 			if (err != rows[i].want)
 				row_fail(&rows[i], "%s, cap %llu for %zu bytes: got %d (%s), want %d",
-					 fmt_name[f], (unsigned long long)cap, fx->len, err,
+					 nltest_fmt_name[f], (unsigned long long)cap, fx->len, err,
 					 nl_strerror(err), rows[i].want);
 		}
 		assert_int_equal(open_capped(&b, 0, fx, f), 0);	/* the default cap */
@@ -214,8 +149,8 @@ static void test_bombs_stop_at_cap(void **state)
 
 	assert_non_null(zeros);
 	memcpy(zeros, fx->elf, 64);
-	for (int f = 0; f < NR_FMT; f++) {
-		struct buf b = compress_as(f, zeros, len);
+	for (int f = 0; f < NLTEST_NR_FMT; f++) {
+		struct nltest_buf b = nltest_compress(f, zeros, len, false);
 		struct nl_elf_opts eo = { .max_decompressed = 1u << 20 };
 		struct nl_elf *elf = NULL;
 		struct nl_diag d;
@@ -226,14 +161,14 @@ static void test_bombs_stop_at_cap(void **state)
 		err = nl_elf_open_mem("bomb.ko", b.p, b.len, &eo, &elf, &d);
 		t = now() - t;
 		if (err != -NL_E_LIMIT)
-			fail_msg("%s bomb (%zu bytes): got %d (%s), want -NL_E_LIMIT", fmt_name[f],
+			fail_msg("%s bomb (%zu bytes): got %d (%s), want -NL_E_LIMIT", nltest_fmt_name[f],
 				 b.len, err, d.msg);
 		assert_null(elf);
 		if (!strstr(d.msg, "cap"))
-			fail_msg("%s bomb: message '%s' does not mention the cap", fmt_name[f], d.msg);
+			fail_msg("%s bomb: message '%s' does not mention the cap", nltest_fmt_name[f], d.msg);
 		if (t > 1.0)
 			fail_msg("%s bomb: %.2f s of CPU to refuse (the output is capped at 1 MiB)",
-				 fmt_name[f], t);
+				 nltest_fmt_name[f], t);
 		free(b.p);
 	}
 	free(zeros);
@@ -244,11 +179,11 @@ static void test_truncated_streams(void **state)
 {
 	const struct fixture *fx = *state;
 
-	for (int f = 0; f < NR_FMT; f++) {
-		struct buf b = compress_as(f, fx->elf, fx->len);
+	for (int f = 0; f < NLTEST_NR_FMT; f++) {
+		struct nltest_buf b = nltest_compress(f, fx->elf, fx->len, false);
 
 		for (int k = 0; k < 16; k++) {
-			struct buf cut = { b.p, b.len * (size_t)k / 16 };
+			struct nltest_buf cut = { b.p, b.len * (size_t)k / 16 };
 			int err;
 
 			if (cut.len < 6)
@@ -256,7 +191,7 @@ static void test_truncated_streams(void **state)
 			err = open_capped(&cut, 0, fx, f);
 			if (err != -NL_E_FORMAT)
 				fail_msg("%s cut at %zu of %zu: got %d (%s), want -NL_E_FORMAT",
-					 fmt_name[f], cut.len, b.len, err, nl_strerror(err));
+					 nltest_fmt_name[f], cut.len, b.len, err, nl_strerror(err));
 		}
 		free(b.p);
 	}
@@ -290,8 +225,8 @@ static void test_corrupt_streams(void **state)
 
 	nl_diag_init(&pd);
 	assert_int_equal(nl_elf_open_mem("plain.ko", fx->elf, fx->len, NULL, &plain, &pd), 0);
-	for (int f = 0; f < NR_FMT; f++) {
-		struct buf b = compress_as(f, fx->elf, fx->len);
+	for (int f = 0; f < NLTEST_NR_FMT; f++) {
+		struct nltest_buf b = nltest_compress(f, fx->elf, fx->len, false);
 		size_t bad = 0;
 
 		for (size_t i = 6; i < b.len; i++) {
@@ -306,20 +241,20 @@ static void test_corrupt_streams(void **state)
 			b.p[i] ^= 0xa5;
 			if (err) {
 				if (!d.msg[0])
-					fail_msg("%s flip at %zu: error without a message", fmt_name[f], i);
+					fail_msg("%s flip at %zu: error without a message", nltest_fmt_name[f], i);
 				bad++;
 				continue;
 			}
 			{
 				char what[64];
 
-				snprintf(what, sizeof(what), "%s flip at %zu accepted", fmt_name[f], i);
+				snprintf(what, sizeof(what), "%s flip at %zu accepted", nltest_fmt_name[f], i);
 				assert_same_image(elf, plain, what);
 			}
 			nl_elf_close(elf);
 		}
 		if (!bad)
-			fail_msg("%s: no corruption was noticed in %zu flips", fmt_name[f], b.len - 6);
+			fail_msg("%s: no corruption was noticed in %zu flips", nltest_fmt_name[f], b.len - 6);
 		free(b.p);
 	}
 	nl_elf_close(plain);
@@ -330,22 +265,22 @@ static void test_odd_streams(void **state)
 {
 	const struct fixture *fx = *state;
 
-	for (int f = 0; f < NR_FMT; f++) {
-		struct buf empty = compress_as(f, (const uint8_t *)"", 0);
-		struct buf one = compress_as(f, fx->elf, fx->len);
-		struct buf two = { malloc(one.len * 2), one.len * 2 };
+	for (int f = 0; f < NLTEST_NR_FMT; f++) {
+		struct nltest_buf empty = nltest_compress(f, (const uint8_t *)"", 0, false);
+		struct nltest_buf one = nltest_compress(f, fx->elf, fx->len, false);
+		struct nltest_buf two = { malloc(one.len * 2), one.len * 2 };
 		int err;
 
 		assert_non_null(two.p);
 		err = open_capped(&empty, 0, NULL, f);
 		if (err != -NL_E_FORMAT)
-			fail_msg("%s empty payload: got %d, want -NL_E_FORMAT", fmt_name[f], err);
+			fail_msg("%s empty payload: got %d, want -NL_E_FORMAT", nltest_fmt_name[f], err);
 		memcpy(two.p, one.p, one.len);
 		memcpy(two.p + one.len, one.p, one.len);
 		/* concatenated streams: the first image (xz and zstd read both; the ELF is the first) */
 		err = open_capped(&two, 1u << 20, NULL, f);
 		if (err && err != -NL_E_FORMAT)
-			fail_msg("%s two streams: got %d (%s)", fmt_name[f], err, nl_strerror(err));
+			fail_msg("%s two streams: got %d (%s)", nltest_fmt_name[f], err, nl_strerror(err));
 		free(empty.p);
 		free(one.p);
 		free(two.p);

@@ -16,10 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include "nltest.h"
+#include "nltest_compress.h"
 #include "noplab/elf.h"
 #include "noplab/layout.h"
 
@@ -179,73 +178,16 @@ static void test_jcc_nested_extents(void **state)
 
 /* ---- S1: decompression bounds ---- */
 
-enum fmt { XZ, ZSTD, GZIP };
-static const char *const fmt_name[] = { "xz", "zstd", "gzip" };
-
-struct buf {
-	uint8_t *p;
-	size_t len;
-};
-
 struct fixture {
 	char *dir;
-	struct buf elf;	/* a small object compiled at test time */
+	struct nltest_buf elf;	/* a small object compiled at test time */
 };
-
-static struct buf compress_xz(const uint8_t *in, size_t len)
-{
-	size_t cap = lzma_stream_buffer_bound(len), pos = 0;
-	struct buf b = { malloc(cap), 0 };
-
-	assert_non_null(b.p);
-	assert_int_equal(
-		lzma_easy_buffer_encode(0, LZMA_CHECK_CRC64, NULL, in, len, b.p, &pos, cap),
-		LZMA_OK);
-	b.len = pos;
-	return b;
-}
-
-static struct buf compress_zstd(const uint8_t *in, size_t len, bool content_size)
-{
-	struct buf b = { malloc(ZSTD_compressBound(len)), 0 };
-	ZSTD_CCtx *c = ZSTD_createCCtx();
-
-	assert_non_null(b.p);
-	assert_non_null(c);
-	/* the zstd tool writes the content size unless it reads a pipe */
-	assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, content_size)));
-	b.len = ZSTD_compress2(c, b.p, ZSTD_compressBound(len), in, len);
-	assert_false(ZSTD_isError(b.len));
-	ZSTD_freeCCtx(c);
-	return b;
-}
-
-static struct buf compress_gzip(const uint8_t *in, size_t len)
-{
-	z_stream z;
-	struct buf b;
-	size_t cap;
-
-	memset(&z, 0, sizeof(z));
-	assert_int_equal(deflateInit2(&z, 1, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
-	cap = deflateBound(&z, len) + 16;
-	b.p = malloc(cap);
-	assert_non_null(b.p);
-	z.next_in = (Bytef *)(uintptr_t)in;
-	z.avail_in = (uInt)len;
-	z.next_out = b.p;
-	z.avail_out = (uInt)cap;
-	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-	b.len = z.total_out;
-	deflateEnd(&z);
-	return b;
-}
 
 /*
  * Rewrite the dictionary size in the first block header of a one-block xz
  * stream (the decoder allocates it before any output), with its CRC.
  */
-static void xz_set_dict(struct buf *b, uint32_t dict)
+static void xz_set_dict(struct nltest_buf *b, uint32_t dict)
 {
 	lzma_filter filters[LZMA_FILTERS_MAX + 1];
 	lzma_block block;
@@ -273,7 +215,7 @@ enum trailer {
 
 struct bound_row {
 	int line;
-	enum fmt fmt;
+	enum nltest_fmt fmt;
 	unsigned zeros_mib;	/* zeros after the object: it still opens once inflated */
 	unsigned random_kib;	/* then incompressible bytes */
 	bool no_size;		/* zstd: no content size in the frame header */
@@ -287,25 +229,25 @@ struct bound_row {
 
 static const struct bound_row bound_rows[] = {
 	/* past 64 MiB and 64x: the declared size refuses it before any output */
-	{ SRC_LINE, XZ, 96, 0, false, 0, T_NONE, 0, -NL_E_LIMIT, "the index declares 96", 0.5 },
-	{ SRC_LINE, ZSTD, 96, 0, false, 0, T_NONE, 0, -NL_E_LIMIT, "frame header declares 96", 0.5 },
-	{ SRC_LINE, ZSTD, 96, 0, false, 0, T_NONE, 8u << 20, -NL_E_LIMIT, "exceeds the 8 MiB cap", 0.5 },
+	{ SRC_LINE, NLTEST_XZ, 96, 0, false, 0, T_NONE, 0, -NL_E_LIMIT, "the index declares 96", 0.5 },
+	{ SRC_LINE, NLTEST_ZSTD, 96, 0, false, 0, T_NONE, 0, -NL_E_LIMIT, "frame header declares 96", 0.5 },
+	{ SRC_LINE, NLTEST_ZSTD, 96, 0, false, 0, T_NONE, 8u << 20, -NL_E_LIMIT, "exceeds the 8 MiB cap", 0.5 },
 	/* no declared size: the ratio bound stops the output at 64 MiB */
-	{ SRC_LINE, ZSTD, 96, 0, true, 0, T_NONE, 0, -NL_E_LIMIT, "decompression bomb", 3.0 },
-	{ SRC_LINE, GZIP, 96, 0, false, 0, T_NONE, 0, -NL_E_LIMIT, "decompression bomb", 3.0 },
+	{ SRC_LINE, NLTEST_ZSTD, 96, 0, true, 0, T_NONE, 0, -NL_E_LIMIT, "decompression bomb", 3.0 },
+	{ SRC_LINE, NLTEST_GZIP, 96, 0, false, 0, T_NONE, 0, -NL_E_LIMIT, "decompression bomb", 3.0 },
 	/* under the 64 MiB floor, any ratio is fine */
-	{ SRC_LINE, XZ, 32, 0, false, 0, T_NONE, 0, 0, NULL, 0 },
-	{ SRC_LINE, GZIP, 32, 0, false, 0, T_NONE, 0, 0, NULL, 0 },
-	{ SRC_LINE, ZSTD, 32, 0, true, 0, T_NONE, 0, 0, NULL, 0 },
+	{ SRC_LINE, NLTEST_XZ, 32, 0, false, 0, T_NONE, 0, 0, NULL, 0 },
+	{ SRC_LINE, NLTEST_GZIP, 32, 0, false, 0, T_NONE, 0, 0, NULL, 0 },
+	{ SRC_LINE, NLTEST_ZSTD, 32, 0, true, 0, T_NONE, 0, 0, NULL, 0 },
 	/* an explicit cap replaces the ratio bound: how an odd genuine input gets through */
-	{ SRC_LINE, ZSTD, 96, 0, false, 0, T_NONE, 128u << 20, 0, NULL, 0 },
-	{ SRC_LINE, GZIP, 96, 0, false, 0, T_NONE, 128u << 20, 0, NULL, 0 },
+	{ SRC_LINE, NLTEST_ZSTD, 96, 0, false, 0, T_NONE, 128u << 20, 0, NULL, 0 },
+	{ SRC_LINE, NLTEST_GZIP, 96, 0, false, 0, T_NONE, 128u << 20, 0, NULL, 0 },
 	/* gzip's ISIZE is a hint: trailing bytes that claim 96 MiB refuse nothing */
-	{ SRC_LINE, GZIP, 1, 256, false, 0, T_CLAIM_96M, 0, 0, NULL, 0 },
-	{ SRC_LINE, GZIP, 1, 0, false, 0, T_CLAIM_96M, 0, 0, NULL, 0 },
+	{ SRC_LINE, NLTEST_GZIP, 1, 256, false, 0, T_CLAIM_96M, 0, 0, NULL, 0 },
+	{ SRC_LINE, NLTEST_GZIP, 1, 0, false, 0, T_CLAIM_96M, 0, 0, NULL, 0 },
 	/* a dictionary the decoder would allocate first: over the 256 MiB decoder cap */
-	{ SRC_LINE, XZ, 0, 0, false, 768u << 20, T_NONE, 0, -NL_E_LIMIT, "decoder memory", 0.5 },
-	{ SRC_LINE, XZ, 0, 0, false, 64u << 20, T_NONE, 0, 0, NULL, 0 },	/* xz -9's */
+	{ SRC_LINE, NLTEST_XZ, 0, 0, false, 768u << 20, T_NONE, 0, -NL_E_LIMIT, "decoder memory", 0.5 },
+	{ SRC_LINE, NLTEST_XZ, 0, 0, false, 64u << 20, T_NONE, 0, 0, NULL, 0 },	/* xz -9's */
 };
 
 static void test_decompression_bounds(void **state)
@@ -321,7 +263,7 @@ static void test_decompression_bounds(void **state)
 		struct nl_elf_opts eo = { .max_decompressed = r->cap };
 		struct nl_elf *elf = NULL;
 		struct nl_diag d;
-		struct buf b;
+		struct nltest_buf b;
 		double t;
 		int err;
 
@@ -329,12 +271,7 @@ static void test_decompression_bounds(void **state)
 		memcpy(raw, fx->elf.p, fx->elf.len);
 		for (size_t i = len - rnd; i < len; i++)
 			raw[i] = (uint8_t)(xorshift(&x) >> 24);
-		if (r->fmt == XZ)
-			b = compress_xz(raw, len);
-		else if (r->fmt == ZSTD)
-			b = compress_zstd(raw, len, !r->no_size);
-		else
-			b = compress_gzip(raw, len);
+		b = nltest_compress(r->fmt, raw, len, r->no_size);
 		if (r->xz_dict)
 			xz_set_dict(&b, r->xz_dict);
 		if (r->trailer == T_CLAIM_96M) {
@@ -349,7 +286,7 @@ static void test_decompression_bounds(void **state)
 		t = cpu_now();
 		err = nl_elf_open_mem("bound.ko", b.p, b.len, &eo, &elf, &d);
 		t = cpu_now() - t;
-		const char *f = fmt_name[r->fmt];
+		const char *f = nltest_fmt_name[r->fmt];
 
 		if (err != r->want)
 			row_fail(r, "%s, %zu -> %zu bytes: got %d (%s), want %d", f, len, b.len,
@@ -387,7 +324,7 @@ static int write_file(const char *dir, const char *name, const void *p, size_t l
 	return fclose(f);
 }
 
-static int read_file(const char *dir, const char *name, struct buf *b)
+static int read_file(const char *dir, const char *name, struct nltest_buf *b)
 {
 	char path[1024];
 	FILE *f;
@@ -410,7 +347,7 @@ static int read_file(const char *dir, const char *name, struct buf *b)
 }
 
 /* A copy of an ELF64 file whose first relocation table against .dynsym has entry size 0. */
-static int break_dynrelocs(struct buf *so)
+static int break_dynrelocs(struct nltest_buf *so)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)so->p;
 	Elf64_Shdr *sh = (Elf64_Shdr *)(so->p + eh->e_shoff);
@@ -428,7 +365,7 @@ static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
 	char cmd[4096];
-	struct buf so, xz;
+	struct nltest_buf so, xz;
 
 	if (!fx || !(fx->dir = nltest_tmpdir("scan-hostile")))
 		return -1;
@@ -451,7 +388,7 @@ static int setup(void **state)
 	if (break_dynrelocs(&so) || write_file(fx->dir, "bad.so", so.p, so.len))
 		return -1;
 	free(so.p);
-	xz = compress_xz(fx->elf.p, fx->elf.len);
+	xz = nltest_compress(NLTEST_XZ, fx->elf.p, fx->elf.len, false);
 	if (write_file(fx->dir, "m.ko.xz", xz.p, xz.len))
 		return -1;
 	free(xz.p);
