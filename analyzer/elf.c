@@ -166,12 +166,21 @@ static int read_sections(struct nl_elf *elf, const uint8_t *buf, size_t size, st
 static int assign_addresses(struct nl_elf *elf, struct nl_diag *d)
 {
 	uint64_t base = 0;
+	uint64_t top = elf->eh.e_ident[EI_CLASS] == ELFCLASS64 ? UINT64_MAX : UINT32_MAX;
 
 	for (size_t i = 0; i < elf->nr_sections; i++) {
 		struct nl_section *s = &elf->sections[i];
 
 		if (!elf->is_rel) {
 			s->addr = s->sh.sh_addr;
+			/* every consumer computes addr + size: it must not wrap */
+			if ((s->sh.sh_flags & SHF_ALLOC) && s->addr <= top &&
+			    s->sh.sh_size > top - s->addr)
+				return nl_fail(d, -NL_E_FORMAT,
+					       "section %zu (%s): address 0x%llx + size 0x%llx wraps past "
+					       "the end of the address space", i, s->name,
+					       (unsigned long long)s->addr,
+					       (unsigned long long)s->sh.sh_size);
 			continue;
 		}
 		if (!(s->sh.sh_flags & SHF_ALLOC))

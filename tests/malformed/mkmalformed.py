@@ -167,6 +167,8 @@ def main():
     emit("text-offset-overflow", patched(lambda d: (
         elf.put_shdr(d, text, elf.sections[text][:4] + [limit - 16, 64] + elf.sections[text][6:]))))
     emit("shstrtab-size-past-eof", sec_patch(elf.e_shstrndx, 5, len(raw) * 2))
+    if linked:  # sh_addr is a real address there, and addr + size must not wrap
+        emit("text-addr-wraps", sec_patch(text, 3, limit - 3), word="wraps")
     # gABI: SHF_COMPRESSED (0x800) cannot be applied to SHF_ALLOC sections; the bytes are not code
     emit("text-shf-compressed", sec_patch(text, 2, elf.sections[text][2] | 0x800))
 
