@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cairo_mem.h"
 #include "noplab/stats.h"
 #include "plot.h"
 
@@ -1392,54 +1393,27 @@ static double draw_page(struct pc *p, const json_t *doc, int only)
 
 /* ---- output ---------------------------------------------------------------- */
 
-struct membuf {
-	char *p;
-	size_t len, cap;
-	int err;
-};
-
-static cairo_status_t mem_write(void *ctx, const unsigned char *data, unsigned int len)
-{
-	struct membuf *m = ctx;
-
-	if (m->len + len + 1 > m->cap) {
-		size_t cap = (m->cap ? m->cap * 2 : 65536) + len;
-		char *n = realloc(m->p, cap);
-
-		if (!n) {
-			m->err = -ENOMEM;
-			return CAIRO_STATUS_NO_MEMORY;
-		}
-		m->p = n;
-		m->cap = cap;
-	}
-	memcpy(m->p + m->len, data, len);
-	m->len += len;
-	m->p[m->len] = '\0';
-	return CAIRO_STATUS_SUCCESS;
-}
-
 static cairo_status_t file_write(void *ctx, const unsigned char *data, unsigned int len)
 {
 	return fwrite(data, 1, len, ctx) == len ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
 }
 
-static int put_escaped(struct membuf *m, const char *s)
+static int put_escaped(struct cli_membuf *m, const char *s)
 {
 	for (; *s; s++) {
 		const char *r = *s == '&' ? "&amp;" : *s == '<' ? "&lt;" : *s == '>' ? "&gt;" :
 				*s == '"' ? "&quot;" : NULL;
 		char c = (char)((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t' ? ' ' : *s);
 
-		if (mem_write(m, (const unsigned char *)(r ? r : &c), r ? (unsigned)strlen(r) : 1))
+		if (cli_membuf_write(m, (const unsigned char *)(r ? r : &c), r ? (unsigned)strlen(r) : 1))
 			return -ENOMEM;
 	}
 	return 0;
 }
 
 /* cairo's SVG with a <title> and a <desc> holding every label, after the <svg> tag */
-static int svg_with_text(const struct membuf *svg, const json_t *doc, int only,
-			 const struct cli_plot_label *l, size_t nl, struct membuf *out)
+static int svg_with_text(const struct cli_membuf *svg, const json_t *doc, int only,
+			 const struct cli_plot_label *l, size_t nl, struct cli_membuf *out)
 {
 	const char *open = strstr(svg->p, "<svg"), *gt = open ? strchr(open, '>') : NULL;
 	const json_t *wls = json_object_get(doc, "workloads");
@@ -1447,21 +1421,21 @@ static int svg_with_text(const struct membuf *svg, const json_t *doc, int only,
 
 	if (!gt)
 		return -EIO;
-	err |= mem_write(out, (const unsigned char *)svg->p, (unsigned)(gt + 1 - svg->p));
-	err |= mem_write(out, (const unsigned char *)"\n<title>noplab bench:", 21);
+	err |= cli_membuf_write(out, (const unsigned char *)svg->p, (unsigned)(gt + 1 - svg->p));
+	err |= cli_membuf_write(out, (const unsigned char *)"\n<title>noplab bench:", 21);
 	for (size_t i = 0; i < json_array_size(wls); i++) {
 		if (!selected(only, i))
 			continue;
-		err |= mem_write(out, (const unsigned char *)" ", 1);
+		err |= cli_membuf_write(out, (const unsigned char *)" ", 1);
 		err |= put_escaped(out, jstr(json_array_get(wls, i), "name"));
 	}
-	err |= mem_write(out, (const unsigned char *)"</title>\n<desc>", 15);
+	err |= cli_membuf_write(out, (const unsigned char *)"</title>\n<desc>", 15);
 	for (size_t i = 0; i < nl; i++) {
 		err |= put_escaped(out, l[i].text);
-		err |= mem_write(out, (const unsigned char *)"\n", 1);
+		err |= cli_membuf_write(out, (const unsigned char *)"\n", 1);
 	}
-	err |= mem_write(out, (const unsigned char *)"</desc>", 7);
-	err |= mem_write(out, (const unsigned char *)gt + 1, (unsigned)strlen(gt + 1));
+	err |= cli_membuf_write(out, (const unsigned char *)"</desc>", 7);
+	err |= cli_membuf_write(out, (const unsigned char *)gt + 1, (unsigned)strlen(gt + 1));
 	return err || out->err ? -ENOMEM : 0;
 }
 
@@ -1517,7 +1491,7 @@ int cli_plot_draw(const json_t *doc, int only, const char *format, const char *p
 {
 	enum { SVG, PNG, PDF } fmt;
 	struct pc p = { 0 };
-	struct membuf m = { 0 }, svg = { 0 };
+	struct cli_membuf m = { 0 }, svg = { 0 };
 	cairo_surface_t *s;
 	FILE *f = NULL;
 	double width, height, h2;
@@ -1560,7 +1534,7 @@ int cli_plot_draw(const json_t *doc, int only, const char *format, const char *p
 	}
 	switch (fmt) {
 	case SVG:
-		s = cairo_svg_surface_create_for_stream(mem_write, &m, width, height);
+		s = cairo_svg_surface_create_for_stream(cli_membuf_write, &m, width, height);
 		/* browsers read the default "pt" as 4/3 px */
 		cairo_svg_surface_set_document_unit(s, CAIRO_SVG_UNIT_PX);
 		break;

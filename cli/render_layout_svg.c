@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cairo_mem.h"
 #include "cli.h"
 #include "noplab/layout.h"
 
@@ -562,33 +563,6 @@ static void draw_legend(cairo_t *cr, double y)
 
 /* ---- the SVG document ---- */
 
-struct membuf {
-	char *p;
-	size_t len, cap;
-	int err;
-};
-
-static cairo_status_t mem_write(void *ctx, const unsigned char *data, unsigned int len)
-{
-	struct membuf *m = ctx;
-
-	if (m->len + len + 1 > m->cap) {
-		size_t cap = (m->cap ? m->cap * 2 : 65536) + len;
-		char *p = realloc(m->p, cap);
-
-		if (!p) {
-			m->err = -ENOMEM;
-			return CAIRO_STATUS_NO_MEMORY;
-		}
-		m->p = p;
-		m->cap = cap;
-	}
-	memcpy(m->p + m->len, data, len);
-	m->len += len;
-	m->p[m->len] = '\0';
-	return CAIRO_STATUS_SUCCESS;
-}
-
 static void xml_escape(FILE *f, const char *s)
 {
 	for (; *s; s++) {
@@ -603,7 +577,7 @@ static void xml_escape(FILE *f, const char *s)
 }
 
 /* The SVG from cairo, with <title> and <desc> naming the file and its regions. */
-static int write_svg(const struct membuf *m, const struct nl_layout *lay, const char *title,
+static int write_svg(const struct cli_membuf *m, const struct nl_layout *lay, const char *title,
 		     const char *path, struct nl_diag *d)
 {
 	const char *open = strstr(m->p, "<svg");
@@ -724,7 +698,7 @@ int cli_render_layout_svg(const struct nl_layout *lay, const char *path, const c
 {
 	const struct nl_region *focus = focus_region(lay);
 	struct axis *ax = calloc(1, sizeof(*ax));
-	struct membuf m = { 0 };
+	struct cli_membuf m = { 0 };
 	cairo_surface_t *s;
 	cairo_t *cr;
 	double height;
@@ -735,7 +709,7 @@ int cli_render_layout_svg(const struct nl_layout *lay, const char *path, const c
 	build_axis(lay, MARGIN, W - MARGIN, ax);
 	height = picture_height(lay, focus);
 
-	s = cairo_svg_surface_create_for_stream(mem_write, &m, W, height);
+	s = cairo_svg_surface_create_for_stream(cli_membuf_write, &m, W, height);
 	/* browsers read the default "pt" as 4/3 px: the map would not fit its window */
 	cairo_svg_surface_set_document_unit(s, CAIRO_SVG_UNIT_PX);
 	cr = cairo_create(s);
