@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "json_get.h"
 #include "cairo_mem.h"
 #include "noplab/stats.h"
 #include "plot.h"
@@ -88,28 +89,11 @@ struct pc {
 
 /* ---- JSON ----------------------------------------------------------------- */
 
-static const char *jstr(const json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-
-	return s ? s : "";
-}
-
-static bool jnum(const json_t *o, const char *k, double *v)
-{
-	const json_t *x = json_object_get(o, k);
-
-	if (!json_is_number(x) || !isfinite(json_number_value(x)))
-		return false;
-	*v = json_number_value(x);
-	return true;
-}
-
 static double jnum_or(const json_t *o, const char *k, double dflt)
 {
 	double v;
 
-	return jnum(o, k, &v) ? v : dflt;
+	return cli_jnum(o, k, &v) ? v : dflt;
 }
 
 struct fig {
@@ -126,14 +110,14 @@ static struct fig get_fig(const json_t *var, const char *key)
 	const json_t *ci = json_object_get(f, "ci95");
 	struct fig r = { .unit = "", .source = "" };
 
-	if (!f || !jnum(f, "mean", &r.mean))
+	if (!f || !cli_jnum(f, "mean", &r.mean))
 		return r;
 	r.ok = true;
 	r.lo = r.hi = r.mean;
-	r.unit = jstr(f, "unit");
-	r.source = jstr(f, "source");
+	r.unit = cli_jstr(f, "unit");
+	r.source = cli_jstr(f, "source");
 	r.n = jnum_or(f, "n", 0);
-	r.has_sem = jnum(f, "sem_pct", &r.sem_pct);
+	r.has_sem = cli_jnum(f, "sem_pct", &r.sem_pct);
 	if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0)) &&
 	    json_is_number(json_array_get(ci, 1))) {
 		double lo = json_number_value(json_array_get(ci, 0));
@@ -167,7 +151,7 @@ static const char *primary_key(const json_t *w)
 		json_object_foreach((json_t *)json_object_get(json_array_get(vars, i), "figures"), k, f) {
 			if (!strncmp(k, "cycles_per_", 11))
 				return k;
-			if (!first && strcmp(jstr(f, "source"), "sw"))
+			if (!first && strcmp(cli_jstr(f, "source"), "sw"))
 				first = k;
 		}
 	}
@@ -531,7 +515,7 @@ static const json_t *variant_named(const json_t *w, const char *name)
 	const json_t *vars = json_object_get(w, "variants");
 
 	for (size_t i = 0; i < json_array_size(vars); i++)
-		if (!strcmp(jstr(json_array_get(vars, i), "name"), name))
+		if (!strcmp(cli_jstr(json_array_get(vars, i), "name"), name))
 			return json_array_get(vars, i);
 	return NULL;
 }
@@ -541,19 +525,19 @@ static struct verdict verdict_of(const struct pc *p, const json_t *w, const json
 				 const char *key)
 {
 	struct verdict r = { W_NONE, NAN, NAN };
-	const char *base = jstr(w, "baseline");
+	const char *base = cli_jstr(w, "baseline");
 	const json_t *cmp = json_object_get(v, "compare"), *bv;
 	struct fig fa, fb;
 	double *ra = NULL, *rb = NULL;
 	size_t na, nb;
 
-	if (base[0] && !strcmp(jstr(v, "name"), base))
+	if (base[0] && !strcmp(cli_jstr(v, "name"), base))
 		return (struct verdict){ W_BASE, NAN, NAN };
-	if (cmp && (!json_object_get(cmp, "figure") || !strcmp(jstr(cmp, "figure"), key))) {
-		const char *word = jstr(cmp, "verdict");
+	if (cmp && (!json_object_get(cmp, "figure") || !strcmp(cli_jstr(cmp, "figure"), key))) {
+		const char *word = cli_jstr(cmp, "verdict");
 
-		jnum(cmp, "delta_pct", &r.delta);
-		jnum(cmp, "p", &r.p);
+		cli_jnum(cmp, "delta_pct", &r.delta);
+		cli_jnum(cmp, "p", &r.p);
 		r.w = !strcmp(word, "slower") ? W_SLOWER : !strcmp(word, "faster") ? W_FASTER :
 		      json_is_true(json_object_get(cmp, "significant")) ? W_UNDER : W_NS;
 		return r;
@@ -642,7 +626,7 @@ static void fig_range(const json_t *w, const char *key, double *lo, double *hi)
 static void entry_words(const json_t *w, const json_t *v, bool layout, char *buf, size_t size)
 {
 	const json_t *e = json_object_get(v, "entry");
-	const char *bytes = jstr(e, "bytes"), *name = jstr(e, "name");
+	const char *bytes = cli_jstr(e, "bytes"), *name = cli_jstr(e, "name");
 
 	if (layout && json_is_boolean(json_object_get(v, "packed"))) {
 		if (json_is_true(json_object_get(v, "packed")))
@@ -719,7 +703,7 @@ static double draw_bars(struct pc *p, const struct bars *b, double y)
 		struct fig f = get_fig(v, b->key);
 		struct verdict vd = verdict_of(p, b->w, v, b->key);
 		double cx = xa + slot * ((double)i + 0.5), ly = s.bottom + 17, ytop;
-		const char *note = jstr(v, "note");
+		const char *note = cli_jstr(v, "note");
 		size_t mark = 0;
 		char num[48], sem[32];
 
@@ -773,10 +757,10 @@ static double draw_bars(struct pc *p, const struct bars *b, double y)
 		sem[0] = '\0';
 		if (mark)
 			snprintf(sem, sizeof(sem), " [%zu]", mark);
-		snprintf(buf, sizeof(buf), "%s%s", jstr(v, "name"), sem);
+		snprintf(buf, sizeof(buf), "%s%s", cli_jstr(v, "name"), sem);
 		if (fit(p, BOLD, 12, 9, slot - 8, buf, cut, sizeof(cut)) != buf) {
 			/* too long even small: cut the name, keep the footnote mark */
-			const char *nm = ellipsize(p, jstr(v, "name"), slot - 8 - tw(p, sem), cut,
+			const char *nm = ellipsize(p, cli_jstr(v, "name"), slot - 8 - tw(p, sem), cut,
 						   sizeof(cut));
 
 			snprintf(buf, sizeof(buf), "%s%s", nm, sem);
@@ -824,7 +808,7 @@ static double draw_bars(struct pc *p, const struct bars *b, double y)
 static void describe(const json_t *w, char *buf, size_t size)
 {
 	const json_t *pr = json_object_get(w, "params");
-	const char *fit = jstr(w, "fit");
+	const char *fit = cli_jstr(w, "fit");
 	char what[256];
 	double funcs = jnum_or(pr, "funcs", 0), align = jnum_or(pr, "align", 0);
 
@@ -843,7 +827,7 @@ static void describe(const json_t *w, char *buf, size_t size)
 	case K_SWEEP:
 		snprintf(what, sizeof(what), "%.0f functions with the entry at every offset of a "
 			 "%.0f-byte slot, %s fill, %s driver, %s order%s", funcs, align,
-			 jstr(pr, "fill"), jstr(pr, "driver"), jstr(pr, "order"),
+			 cli_jstr(pr, "fill"), cli_jstr(pr, "driver"), cli_jstr(pr, "order"),
 			 json_is_true(json_object_get(pr, "endbr")) ? ", endbr64" : "");
 		break;
 	default:
@@ -852,8 +836,8 @@ static void describe(const json_t *w, char *buf, size_t size)
 				 jnum_or(pr, "bytes", 0));
 		else if (funcs > 0)
 			snprintf(what, sizeof(what), "%.0f functions, %.0f-byte alignment, %s fill, "
-				 "%s driver, %s order%s", funcs, align, jstr(pr, "fill"),
-				 jstr(pr, "driver"), jstr(pr, "order"),
+				 "%s driver, %s order%s", funcs, align, cli_jstr(pr, "fill"),
+				 cli_jstr(pr, "driver"), cli_jstr(pr, "order"),
 				 json_is_true(json_object_get(pr, "endbr")) ? ", endbr64" : "");
 		else
 			what[0] = '\0';
@@ -866,7 +850,7 @@ static double panel_title(struct pc *p, const json_t *w, double y)
 	char buf[600], cut[LINE_LEN];
 
 	set(p, C_TEXT);
-	text(p, M, y + 16, 0, fit(p, BOLD, 15, 10, p->w - 2 * M, jstr(w, "name"), cut, sizeof(cut)));
+	text(p, M, y + 16, 0, fit(p, BOLD, 15, 10, p->w - 2 * M, cli_jstr(w, "name"), cut, sizeof(cut)));
 	describe(w, buf, sizeof(buf));
 	set(p, C_MUTED);
 	font(p, REG, 12);
@@ -1005,10 +989,10 @@ static double panel_sweep(struct pc *p, const json_t *w, double y)
 		struct fig f = get_fig(v, key);
 		size_t k;
 
-		for (k = 0; k < ns && strcmp(series[k], jstr(e, "name")); k++)
+		for (k = 0; k < ns && strcmp(series[k], cli_jstr(e, "name")); k++)
 			;
 		if (k == ns && ns < MAX_SERIES) {
-			series[ns] = jstr(e, "name");
+			series[ns] = cli_jstr(e, "name");
 			len[ns++] = (unsigned)jnum_or(e, "length", 0);
 		}
 		noff = (unsigned)fmax(noff, fmin(4096, jnum_or(v, "offset", 0) + 1));
@@ -1092,7 +1076,7 @@ static double panel_sweep(struct pc *p, const json_t *w, double y)
 				struct fig f = get_fig(v, key);
 				double x = xa + (jnum_or(v, "offset", 0) + 0.5) * colw;
 
-				if (strcmp(jstr(json_object_get(v, "entry"), "name"), series[k]))
+				if (strcmp(cli_jstr(json_object_get(v, "entry"), "name"), series[k]))
 					continue;
 				if (!f.ok) {
 					pen = false;
@@ -1141,7 +1125,7 @@ static double panel_sweep(struct pc *p, const json_t *w, double y)
 		snprintf(buf, sizeof(buf), "%s (%u bytes): mean, 95%% CI band", series[k], len[k]);
 		legend_item(&lg, SW_LINE, series_rgb[k], buf);
 	}
-	snprintf(buf, sizeof(buf), "baseline (%s)", jstr(w, "baseline"));
+	snprintf(buf, sizeof(buf), "baseline (%s)", cli_jstr(w, "baseline"));
 	legend_item(&lg, SW_SQUARE, C_BASE, buf);
 	legend_item(&lg, SW_RING, C_SLOW, is_time(key) ? "significantly slower" : "significantly higher");
 	legend_item(&lg, SW_RING, C_FAST, is_time(key) ? "significantly faster" : "significantly lower");
@@ -1200,7 +1184,7 @@ static double panel_layout(struct pc *p, const json_t *doc, const json_t *w, dou
 		if (nk == MAX_SUB - 1 || !strstr(k, "miss"))
 			continue;
 		keys[nk] = k;
-		miss_title(k, jstr(fig, "source"), titles[nk], sizeof(titles[nk]));
+		miss_title(k, cli_jstr(fig, "source"), titles[nk], sizeof(titles[nk]));
 		icache |= is_icache_key(k);
 		nk++;
 	}
@@ -1216,7 +1200,7 @@ static double panel_layout(struct pc *p, const json_t *doc, const json_t *w, dou
 	}
 	if (!icache) {
 		char why[600], cut[LINE_LEN];
-		const char *reason = jstr(env, "hardware_unavailable");
+		const char *reason = cli_jstr(env, "hardware_unavailable");
 		const double dash[] = { 5, 4 };
 		double ty;
 
@@ -1257,21 +1241,21 @@ static double page_header(struct pc *p, const json_t *doc, double y)
 	o = (size_t)snprintf(buf, sizeof(buf), "noplab bench:");
 	for (size_t i = 0; i < json_array_size(wls) && o < sizeof(buf); i++)
 		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s %s", i ? "," : "",
-				      jstr(json_array_get(wls, i), "name"));
+				      cli_jstr(json_array_get(wls, i), "name"));
 	set(p, C_TEXT);
 	text(p, M, y + 20, 0, fit(p, BOLD, 19, 12, p->w - 2 * M, buf, cut, sizeof(cut)));
 	y += 44;
 	set(p, C_MUTED);
 	font(p, REG, 12);
-	snprintf(buf, sizeof(buf), "%s; %s; CPU %.0f pinned; %s; %s", jstr(env, "cpu"),
-		 jstr(env, "kernel"), jnum_or(env, "cpu_pinned", -1), jstr(env, "frequency"),
-		 jstr(env, "pages"));
+	snprintf(buf, sizeof(buf), "%s; %s; CPU %.0f pinned; %s; %s", cli_jstr(env, "cpu"),
+		 cli_jstr(env, "kernel"), jnum_or(env, "cpu_pinned", -1), cli_jstr(env, "frequency"),
+		 cli_jstr(env, "pages"));
 	y = para(p, M, y, p->w - 2 * M, 15, 2, buf) + 12;
-	snprintf(buf, sizeof(buf), "Counters: %s", jstr(env, "counters"));
+	snprintf(buf, sizeof(buf), "Counters: %s", cli_jstr(env, "counters"));
 	y = para(p, M, y, p->w - 2 * M, 15, 3, buf) + 12;
 	snprintf(buf, sizeof(buf), "Method: %.0f repetitions (%.0f warm-up) of %.0f rounds, every "
 		 "variant in every round in a fresh order; %s.", jnum_or(me, "repetitions", 0),
-		 jnum_or(me, "warmups", 0), jnum_or(me, "inner_rounds", 0), jstr(me, "aggregation"));
+		 jnum_or(me, "warmups", 0), jnum_or(me, "inner_rounds", 0), cli_jstr(me, "aggregation"));
 	y = para(p, M, y, p->w - 2 * M, 15, 2, buf) + 6;
 	cairo_set_line_width(p->cr, 1);
 	set(p, C_GRID);
@@ -1378,7 +1362,7 @@ static double draw_page(struct pc *p, const json_t *doc, int only)
 			const json_t *o = json_array_get(wls, j);
 			const char *ok = primary_key(o);
 
-			if (kind_of(o) == K_BARS && !strcmp(jstr(o, "kind"), jstr(w, "kind")) && ok &&
+			if (kind_of(o) == K_BARS && !strcmp(cli_jstr(o, "kind"), cli_jstr(w, "kind")) && ok &&
 			    !strcmp(ok, key))
 				fig_range(o, key, &shared[0], &shared[1]);
 		}
@@ -1427,7 +1411,7 @@ static int svg_with_text(const struct cli_membuf *svg, const json_t *doc, int on
 		if (!selected(only, i))
 			continue;
 		err |= cli_membuf_write(out, (const unsigned char *)" ", 1);
-		err |= put_escaped(out, jstr(json_array_get(wls, i), "name"));
+		err |= put_escaped(out, cli_jstr(json_array_get(wls, i), "name"));
 	}
 	err |= cli_membuf_write(out, (const unsigned char *)"</title>\n<desc>", 15);
 	for (size_t i = 0; i < nl; i++) {
@@ -1454,7 +1438,7 @@ unsigned cli_plot_count_overlaps(const struct cli_plot_label *l, size_t n)
 static int check_doc(const json_t *doc, int only, struct nl_diag *d)
 {
 	const json_t *wls = json_object_get(doc, "workloads");
-	const char *cmd = jstr(doc, "command");
+	const char *cmd = cli_jstr(doc, "command");
 
 	if (!json_is_object(doc))
 		return nl_fail(d, -NL_E_FORMAT, "not a JSON object");

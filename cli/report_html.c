@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_get.h"
 #include "noplab/results.h"
 #include "noplab/stats.h"
 #include "noplab/version.h"
@@ -69,23 +70,6 @@ static void esc(FILE *f, const char *s)
 	}
 }
 
-static const char *jstr(const json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-
-	return s ? s : "";
-}
-
-static bool jnum(const json_t *o, const char *k, double *v)
-{
-	const json_t *x = json_object_get(o, k);
-
-	if (!json_is_number(x) || !isfinite(json_number_value(x)))
-		return false;
-	*v = json_number_value(x);
-	return true;
-}
-
 static void num(FILE *f, double v)
 {
 	double a = fabs(v);
@@ -112,7 +96,7 @@ static void td_num(FILE *f, const json_t *o, const char *k)
 	double v;
 
 	fputs("<td class=\"n\">", f);
-	if (jnum(o, k, &v))
+	if (cli_jnum(o, k, &v))
 		num(f, v);
 	else
 		fputs("&ndash;", f);
@@ -123,7 +107,7 @@ static void td_sem(FILE *f, const json_t *o, const char *k)
 {
 	double v;
 
-	if (jnum(o, k, &v))
+	if (cli_jnum(o, k, &v))
 		fprintf(f, "<td class=\"n\">&plusmn;%.2f%%</td>", v);
 	else
 		fputs("<td class=\"n\">&ndash;</td>", f);
@@ -245,7 +229,7 @@ static const char *primary_key(const json_t *w)
 		const json_t *f;
 
 		json_object_foreach((json_t *)json_object_get(json_array_get(vars, i), "figures"), k, f)
-			if (!strncmp(k, "cycles_per_", 11) || strcmp(jstr(f, "source"), "sw"))
+			if (!strncmp(k, "cycles_per_", 11) || strcmp(cli_jstr(f, "source"), "sw"))
 				return k;
 	}
 	return NULL;
@@ -255,10 +239,10 @@ static const char *primary_key(const json_t *w)
 static void entry_cell(FILE *f, const json_t *v)
 {
 	const json_t *e = json_object_get(v, "entry");
-	const char *name = jstr(e, "name"), *bytes = jstr(e, "bytes");
+	const char *name = cli_jstr(e, "name"), *bytes = cli_jstr(e, "bytes");
 
 	fputs("<td class=\"nw\">", f);
-	if (!bytes[0] || strcmp(name, jstr(v, "name"))) {
+	if (!bytes[0] || strcmp(name, cli_jstr(v, "name"))) {
 		esc(f, name);
 		fputs(bytes[0] ? " " : "", f);
 	}
@@ -271,7 +255,7 @@ static void td_int(FILE *f, const json_t *o, const char *k)
 {
 	double v;
 
-	if (jnum(o, k, &v))
+	if (cli_jnum(o, k, &v))
 		fprintf(f, "<td class=\"n\">%.0f</td>", v);
 	else
 		fputs("<td class=\"n\">&ndash;</td>", f);
@@ -281,7 +265,7 @@ static void chart(FILE *f, const json_t *doc, size_t wi, const json_t *w, bool *
 {
 	struct cli_plot pl;
 	struct nl_diag d;
-	const char *kind = jstr(w, "kind");
+	const char *kind = cli_jstr(w, "kind");
 	int err;
 
 	nl_diag_init(&d);
@@ -296,7 +280,7 @@ static void chart(FILE *f, const json_t *doc, size_t wi, const json_t *w, bool *
 	fprintf(f, "<figure><img width=\"%.0f\" height=\"%.0f\" onload=\"" H_LOADED "\" "
 		"onerror=\"" H_BROKEN "\" alt=\"", pl.width, pl.height);
 	fputs("Chart of ", f);
-	esc(f, jstr(w, "name"));
+	esc(f, cli_jstr(w, "name"));
 	fputs("\" src=\"data:image/svg+xml;base64,", f);
 	base64(f, (const unsigned char *)pl.svg, pl.svg_len);
 	fputs("\"><figcaption>", f);
@@ -322,16 +306,16 @@ static void bench_primary_table(FILE *f, const json_t *w, const char *key, doubl
 {
 	const json_t *vars = json_object_get(w, "variants"), *v;
 	const json_t *f0 = json_object_get(json_object_get(json_array_get(vars, 0), "figures"), key);
-	const char *base = jstr(w, "baseline");
+	const char *base = cli_jstr(w, "baseline");
 	size_t i;
 
 	/* one figure: its unit and source in the caption, where they take no width */
 	fputs("<div class=\"scroll\"><table class=\"primary\"><caption>", f);
 	esc(f, key);
 	fputs(" in ", f);
-	esc(f, jstr(f0, "unit"));
+	esc(f, cli_jstr(f0, "unit"));
 	fputs(" (source ", f);
-	esc(f, jstr(f0, "source"));
+	esc(f, cli_jstr(f0, "source"));
 	fputs(")", f);
 	if (base[0]) {
 		fputs(", each variant against the baseline ", f);
@@ -344,11 +328,11 @@ static void bench_primary_table(FILE *f, const json_t *w, const char *key, doubl
 	json_array_foreach(vars, i, v) {
 		const json_t *fig = json_object_get(json_object_get(v, "figures"), key);
 		const json_t *cmp = json_object_get(v, "compare");
-		const char *word = jstr(cmp, "verdict");
+		const char *word = cli_jstr(cmp, "verdict");
 		double x;
 
 		fputs("<tr>", f);
-		td_text(f, jstr(v, "name"));
+		td_text(f, cli_jstr(v, "name"));
 		entry_cell(f, v);
 		td_num(f, fig, "mean");
 		td_sem(f, fig, "sem_pct");
@@ -356,15 +340,15 @@ static void bench_primary_table(FILE *f, const json_t *w, const char *key, doubl
 		td_num(f, fig, "median");
 		td_num(f, fig, "min");
 		td_int(f, fig, "n");
-		if (base[0] && !strcmp(jstr(v, "name"), base)) {
+		if (base[0] && !strcmp(cli_jstr(v, "name"), base)) {
 			fputs("<td></td><td></td><td></td><td class=\"v-baseline\">baseline</td>", f);
 		} else if (cmp) {
-			if (jnum(cmp, "delta_pct", &x))
+			if (cli_jnum(cmp, "delta_pct", &x))
 				fprintf(f, "<td class=\"n\">%+.2f%%</td>", x);
 			else
 				fputs("<td class=\"n\">&ndash;</td>", f);
 			td_ci(f, json_object_get(cmp, "ci95"), true);
-			if (jnum(cmp, "p", &x))
+			if (cli_jnum(cmp, "p", &x))
 				fprintf(f, x < 0.001 ? "<td class=\"n\">&lt; 0.001</td>" :
 						       "<td class=\"n\">%.3f</td>", x);
 			else
@@ -373,7 +357,7 @@ static void bench_primary_table(FILE *f, const json_t *w, const char *key, doubl
 			fputs("<td class=\"v-", f);
 			esc(f, !strcmp(word, "slower") || !strcmp(word, "faster") ? word : "same");
 			fputs("\" title=\"", f);
-			esc(f, jstr(cmp, "text"));
+			esc(f, cli_jstr(cmp, "text"));
 			fputs("\">", f);
 			if (!strcmp(word, "slower") || !strcmp(word, "faster"))
 				esc(f, word);
@@ -407,7 +391,7 @@ static void bench_all_figures(FILE *f, const json_t *w)
 			double run;
 
 			fputs("<tr>", f);
-			td_text(f, jstr(v, "name"));
+			td_text(f, cli_jstr(v, "name"));
 			td_text(f, k);
 			td_num(f, fig, "mean");
 			td_sem(f, fig, "sem_pct");
@@ -416,11 +400,11 @@ static void bench_all_figures(FILE *f, const json_t *w)
 			td_num(f, fig, "min");
 			td_num(f, fig, "max");
 			td_int(f, fig, "n");
-			td_text(f, jstr(fig, "unit"));
-			td_text(f, jstr(fig, "source"));
+			td_text(f, cli_jstr(fig, "unit"));
+			td_text(f, cli_jstr(fig, "source"));
 			fputs("<td>", f);
 			if (json_is_true(json_object_get(fig, "scaled")) &&
-			    jnum(fig, "running_pct", &run))
+			    cli_jnum(fig, "running_pct", &run))
 				fprintf(f, "scaled: counted %.1f%% of the time", run);
 			fputs("</td></tr>\n", f);
 		}
@@ -450,19 +434,19 @@ static void bench_section(FILE *f, const json_t *doc, size_t ri, bool *drew)
 		double sec;
 
 		fprintf(f, "<section class=\"workload\" id=\"r%zu-w%zu\">\n<h3>", ri, i + 1);
-		esc(f, jstr(w, "name"));
+		esc(f, cli_jstr(w, "name"));
 		fputs("</h3>\n<p class=\"params\">", f);
 		value_text(f, json_object_get(w, "params"));
-		if (jstr(w, "fit")[0]) {
+		if (cli_jstr(w, "fit")[0]) {
 			fputs("<br>", f);
-			esc(f, jstr(w, "fit"));
+			esc(f, cli_jstr(w, "fit"));
 		}
-		if (jnum(w, "seconds", &sec))
+		if (cli_jnum(w, "seconds", &sec))
 			fprintf(f, "<br>measured in %.2f s", sec);
 		fputs("</p>\n", f);
 		chart(f, doc, i, w, drew);
 		if (key)
-			bench_primary_table(f, w, key, jnum(me, "threshold_pct", &sec) ? sec : 1);
+			bench_primary_table(f, w, key, cli_jnum(me, "threshold_pct", &sec) ? sec : 1);
 		bench_all_figures(f, w);
 		fputs("</section>\n", f);
 	}
@@ -484,18 +468,18 @@ static void stat_row(FILE *f, const char *name, const json_t *e)
 	td_num(f, e, "min");
 	td_num(f, e, "max");
 	td_int(f, e, "n");
-	td_text(f, jstr(e, "unit"));
-	td_text(f, jstr(e, "source"));
+	td_text(f, cli_jstr(e, "unit"));
+	td_text(f, cli_jstr(e, "source"));
 	fputs("<td>", f);
 	if (json_is_object(metric)) {
 		double v;
 
-		if (jnum(metric, "value", &v))
+		if (cli_jnum(metric, "value", &v))
 			num(f, v);
 		fputc(' ', f);
-		esc(f, jstr(metric, "unit"));
+		esc(f, cli_jstr(metric, "unit"));
 	}
-	if (json_is_true(json_object_get(e, "scaled")) && jnum(e, "running_pct", &run))
+	if (json_is_true(json_object_get(e, "scaled")) && cli_jnum(e, "running_pct", &run))
 		fprintf(f, " <b>scaled</b>: counted %.1f%% of the time", run);
 	fputs("</td></tr>\n", f);
 }
@@ -507,7 +491,7 @@ static void stat_section(FILE *f, const json_t *doc)
 	size_t i;
 
 	fputs("<p>Command: <code>", f);
-	esc(f, jstr(meas, "cmdline"));
+	esc(f, cli_jstr(meas, "cmdline"));
 	fputs("</code></p>\n", f);
 	kv_table(f, "Environment", json_object_get(doc, "environment"));
 	kv_table(f, "Options", json_object_get(doc, "options"));
@@ -516,7 +500,7 @@ static void stat_section(FILE *f, const json_t *doc)
 	      "<th>median</th><th>min</th><th>max</th><th>n</th><th>unit</th><th>source</th>"
 	      "<th>metric, note</th></tr></thead><tbody>\n", f);
 	json_array_foreach(events, i, e)
-		stat_row(f, jstr(e, "name"), e);
+		stat_row(f, cli_jstr(e, "name"), e);
 	if (json_is_object(json_object_get(doc, "elapsed")))
 		stat_row(f, "elapsed", json_object_get(doc, "elapsed"));
 	fputs("</tbody></table></div>\n", f);
@@ -524,9 +508,9 @@ static void stat_section(FILE *f, const json_t *doc)
 		fputs("<p>Not measured:</p><ul>", f);
 		json_array_foreach(nm, i, e) {
 			fputs("<li><b>", f);
-			esc(f, jstr(e, "name"));
+			esc(f, cli_jstr(e, "name"));
 			fputs("</b>: ", f);
-			esc(f, jstr(e, "reason"));
+			esc(f, cli_jstr(e, "reason"));
 			fputs("</li>", f);
 		}
 		fputs("</ul>\n", f);
@@ -687,9 +671,9 @@ out:
 
 const char *cli_report_kind(const json_t *doc, char *why, size_t size)
 {
-	const char *cmd = jstr(doc, "command");
+	const char *cmd = cli_jstr(doc, "command");
 
-	if (strcmp(jstr(doc, "tool"), "noplab")) {
+	if (strcmp(cli_jstr(doc, "tool"), "noplab")) {
 		snprintf(why, size, "not a noplab result (no \"tool\": \"noplab\")");
 		return NULL;
 	}
@@ -732,11 +716,11 @@ int cli_report_html(FILE *f, const struct cli_report_input *in, size_t n,
 		fprintf(f, "</a> <span class=\"kind\">%s", kind);
 		json_array_foreach(wls, k, w) {
 			fputs(k ? ", " : ": ", f);
-			esc(f, jstr(w, "name"));
+			esc(f, cli_jstr(w, "name"));
 		}
 		if (!strcmp(kind, "stat")) {
 			fputs(": ", f);
-			esc(f, jstr(json_object_get(in[i].doc, "measured"), "cmdline"));
+			esc(f, cli_jstr(json_object_get(in[i].doc, "measured"), "cmdline"));
 		}
 		fputs("</span></li>\n", f);
 	}
