@@ -103,14 +103,21 @@ static void td_num(FILE *f, const json_t *o, const char *k)
 	fputs("</td>", f);
 }
 
-static void td_sem(FILE *f, const json_t *o, const char *k)
+/* A numeric cell: the figure under k with its prefix and precision, or a dash. */
+static void td_fixed(FILE *f, const json_t *o, const char *k, const char *prefix, int decimals,
+		     const char *suffix)
 {
 	double v;
 
 	if (cli_jnum(o, k, &v))
-		fprintf(f, "<td class=\"n\">&plusmn;%.2f%%</td>", v);
+		fprintf(f, "<td class=\"n\">%s%.*f%s</td>", prefix, decimals, v, suffix);
 	else
 		fputs("<td class=\"n\">&ndash;</td>", f);
+}
+
+static void td_sem(FILE *f, const json_t *o, const char *k)
+{
+	td_fixed(f, o, k, "&plusmn;", 2, "%");
 }
 
 static void td_ci(FILE *f, const json_t *ci, bool pct)
@@ -253,12 +260,7 @@ static void entry_cell(FILE *f, const json_t *v)
 
 static void td_int(FILE *f, const json_t *o, const char *k)
 {
-	double v;
-
-	if (cli_jnum(o, k, &v))
-		fprintf(f, "<td class=\"n\">%.0f</td>", v);
-	else
-		fputs("<td class=\"n\">&ndash;</td>", f);
+	td_fixed(f, o, k, "", 0, "");
 }
 
 static void chart(FILE *f, const json_t *doc, size_t wi, const json_t *w, bool *drew)
